@@ -1,2 +1,754 @@
-//! STUB
-pub struct GameBoy;
+//! The whole machine: CPU, system bus (memory map and I/O), OAM DMA, and the scheduler.
+//!
+//! Timing model. To be bit-exact with PyBoy 2.8.1 we reproduce how it sequences time, which
+//! is coarser than the hardware's M-cycles:
+//! - Instructions are atomic. Devices observe each data access at a "stamp": the cycle count
+//!   when PyBoy performs it (the timer, serial port and APU see `cycles`; the LCD, VRAM and OAM
+//!   see `cycles + offset`). The stamps are measured per opcode in [`crate::pyboy_timing`].
+//! - The CPU runs in slices. A slice lasts until the nearest event any device announces
+//!   (timer overflow, LCD interrupt or frame end, APU, serial), at least 4 cycles, or until an
+//!   instruction "bails" (a write to a control register, HALT, an interrupt becoming enabled).
+//!   Interrupts are dispatched only at the start of a slice. After each slice every device
+//!   catches up and raises its interrupt flags.
+//! - A halted CPU skips the whole slice at once.
+//!
+//! A frame ends when the LCD says so; `run_frame` is exactly what PyBoy's `tick()` advances.
+
+use std::sync::Arc;
+
+use crate::apu::Apu;
+use crate::cartridge::Cartridge;
+use crate::cpu::{Bus, Cpu, Registers, Step};
+use crate::interrupts;
+use crate::joypad::Joypad;
+use crate::lcd::Lcd;
+use crate::pyboy_timing::DATA_ACCESS;
+use crate::serial::Serial;
+use crate::state::{StateReader, StateWriter};
+use crate::timer::Timer;
+use crate::CoreError;
+
+const OPCODE_RETI: u16 = 0xD9;
+const OPCODE_DI: u16 = 0xF3;
+
+/// OAM DMA as PyBoy models it: 160 bytes, one per 4 cycles after a start delay, copied lazily
+/// whenever the CPU touches memory that could observe it.
+#[derive(Clone, Debug, Default)]
+struct OamDma {
+    active: bool,
+    /// True while the DMA itself reads its source (its reads bypass the DMA checks).
+    reading: bool,
+    source: u8,
+    index: u8,
+    start: u64,
+}
+
+/// Everything the CPU reaches through memory: the memory map, the devices and the clock.
+pub struct SystemBus {
+    pub cart: Cartridge,
+    pub lcd: Lcd,
+    pub apu: Apu,
+    pub timer: Timer,
+    pub serial: Serial,
+    pub joypad: Joypad,
+    pub wram: [u8; 0x2000],
+    pub hram: [u8; 0x7F],
+    /// FEA0-FEFF: PyBoy backs the unusable area with plain memory.
+    pub unusable: [u8; 0x60],
+    /// Written values of unimplemented registers in FF00-FF4B (they read back as 0xFF).
+    io_scratch: [u8; 0x4C],
+    pub if_reg: u8,
+    pub ie_reg: u8,
+    boot_rom: Option<Arc<[u8]>>,
+    pub boot_rom_mapped: bool,
+    dma: OamDma,
+    /// T-cycles since power-on (PyBoy's `cpu.cycles`).
+    pub cycles: u64,
+
+    // The instruction in flight.
+    instr_start: u64,
+    opcode: u16,
+    data_accesses: usize,
+    fetches: u64,
+    m_cycles: u64,
+    hl_at_start: u16,
+    /// Set by writes that may change what the scheduler planned; ends the slice.
+    bail: bool,
+}
+
+impl SystemBus {
+    fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>) -> Self {
+        SystemBus {
+            cart,
+            lcd: Lcd::new(),
+            apu: Apu::new(),
+            timer: Timer::new(),
+            serial: Serial::new(),
+            joypad: Joypad::new(),
+            wram: [0; 0x2000],
+            hram: [0; 0x7F],
+            unusable: [0; 0x60],
+            io_scratch: [0; 0x4C],
+            if_reg: 0,
+            ie_reg: 0,
+            boot_rom_mapped: boot_rom.is_some(),
+            boot_rom,
+            dma: OamDma::default(),
+            cycles: 0,
+            instr_start: 0,
+            opcode: 0,
+            data_accesses: 0,
+            fetches: 0,
+            m_cycles: 0,
+            hl_at_start: 0,
+            bail: false,
+        }
+    }
+
+    #[inline]
+    fn pending_interrupts(&self) -> u8 {
+        self.if_reg & self.ie_reg & 0x1F
+    }
+
+    #[inline]
+    fn drain_lcd_irq(&mut self) {
+        self.if_reg |= self.lcd.take_irq();
+    }
+
+    /// Stamp of the instruction's next data access: (cycles, LCD offset).
+    #[inline]
+    fn next_stamp(&mut self) -> (u64, u64) {
+        let s = DATA_ACCESS[self.opcode as usize][self.data_accesses.min(1)];
+        self.data_accesses += 1;
+        (self.instr_start + s.cycles as u64, s.offset as u64)
+    }
+
+    // ---------------------------------------------------------------- OAM DMA
+
+    fn start_dma(&mut self, source: u8, now: u64) {
+        // A restart before the first byte was copied keeps the shorter delay.
+        self.dma.start = if self.dma.active && self.dma.index == 0 {
+            now + 8
+        } else {
+            now + 12
+        };
+        self.dma.active = true;
+        self.dma.reading = false;
+        self.dma.source = source;
+        self.dma.index = 0;
+    }
+
+    /// Copy the bytes the DMA has transferred by `now + lead`. Source reads behave as CPU
+    /// reads at (`now`, `offset`), as in PyBoy.
+    fn dma_catch_up(&mut self, now: u64, lead: u64, offset: u64) {
+        if !self.dma.active || self.dma.reading {
+            return;
+        }
+        let elapsed = (now + lead) as i64 - self.dma.start as i64;
+        if elapsed < 4 {
+            return;
+        }
+        let target = (elapsed / 4).min(0xA0) as u8;
+        while self.dma.index < target {
+            let page = if self.dma.source >= 0xFE {
+                self.dma.source - 0x20
+            } else {
+                self.dma.source
+            };
+            self.dma.reading = true;
+            let value = self.read_at(((page as u16) << 8) | self.dma.index as u16, now, offset);
+            self.dma.reading = false;
+            self.lcd.oam[self.dma.index as usize] = value;
+            self.dma.index += 1;
+        }
+        if self.dma.index == 0xA0 {
+            self.dma.active = false;
+        }
+    }
+
+    // ---------------------------------------------------------------- memory map
+
+    /// A read as the CPU performs it at cycle `now` with LCD offset `offset`.
+    fn read_at(&mut self, addr: u16, now: u64, offset: u64) -> u8 {
+        match addr {
+            0x0000..=0x3FFF => {
+                if self.boot_rom_mapped && addr <= 0xFF {
+                    self.boot_rom.as_ref().map_or(0xFF, |b| b[addr as usize])
+                } else {
+                    self.cart.read_rom(addr)
+                }
+            }
+            0x4000..=0x7FFF => self.cart.read_rom(addr),
+            0x8000..=0x9FFF => {
+                let v = self.lcd.read_vram(addr, now, offset);
+                self.drain_lcd_irq();
+                v
+            }
+            0xA000..=0xBFFF => self.cart.read_ram(addr, now),
+            0xC000..=0xDFFF => self.wram[(addr - 0xC000) as usize],
+            0xE000..=0xFDFF => self.wram[(addr - 0xE000) as usize],
+            0xFE00..=0xFE9F => self.read_oam(addr, now, offset),
+            0xFEA0..=0xFEFF => self.unusable[(addr - 0xFEA0) as usize],
+            0xFF00..=0xFF7F => self.read_io(addr, now, offset),
+            0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize],
+            0xFFFF => self.ie_reg,
+        }
+    }
+
+    fn read_oam(&mut self, addr: u16, now: u64, offset: u64) -> u8 {
+        if offset != 0 && !self.dma.reading {
+            let locked = self.lcd.oam_read_locked(now, offset);
+            self.drain_lcd_irq();
+            if locked {
+                return 0xFF;
+            }
+        }
+        if self.dma.active && !self.dma.reading {
+            self.dma_catch_up(now, offset, offset);
+            let mut started = now + offset >= self.dma.start;
+            // PyBoy lets a read through (HL) see one more transferred byte.
+            if self.dma.active && started && self.hl_at_start == addr {
+                self.dma_catch_up(now, offset.max(4), offset);
+                started = now + offset >= self.dma.start;
+            }
+            if self.dma.active && started {
+                return 0xFF;
+            }
+        }
+        self.lcd.oam[(addr - 0xFE00) as usize]
+    }
+
+    fn read_io(&mut self, addr: u16, now: u64, offset: u64) -> u8 {
+        if self.dma.active && !self.dma.reading {
+            self.dma_catch_up(now, offset, offset);
+        }
+        match addr {
+            0xFF00 => self.joypad.read(),
+            0xFF01 | 0xFF02 => {
+                if self.serial.sync(now) {
+                    self.if_reg |= interrupts::SERIAL;
+                }
+                if addr == 0xFF01 {
+                    self.serial.read_sb()
+                } else {
+                    self.serial.read_sc()
+                }
+            }
+            0xFF04..=0xFF07 => {
+                if self.timer.sync(now) {
+                    self.if_reg |= interrupts::TIMER;
+                }
+                match addr {
+                    0xFF04 => self.timer.read_div(),
+                    0xFF05 => self.timer.read_tima(),
+                    0xFF06 => self.timer.read_tma(),
+                    _ => self.timer.read_tac(),
+                }
+            }
+            0xFF0F => self.if_reg | 0xE0,
+            0xFF10..=0xFF3F => self.apu.read(addr, now),
+            0xFF46 => {
+                self.lcd.tick(now + offset);
+                self.drain_lcd_irq();
+                self.dma.source
+            }
+            0xFF40..=0xFF4B => {
+                let v = self.lcd.read_register(addr, now, offset);
+                self.drain_lcd_irq();
+                v
+            }
+            // FF03, FF08-FF0E and, on the DMG, everything in FF4C-FF7F.
+            _ => 0xFF,
+        }
+    }
+
+    /// A write as the CPU performs it at cycle `now` with LCD offset `offset`.
+    fn write_at(&mut self, addr: u16, value: u8, now: u64, offset: u64) {
+        match addr {
+            0x0000..=0x7FFF => {
+                self.cart.write_rom_area(addr, value, now);
+                self.bail = true;
+            }
+            0x8000..=0x9FFF => {
+                self.lcd.write_vram(addr, value, now, offset);
+                self.drain_lcd_irq();
+            }
+            0xA000..=0xBFFF => self.cart.write_ram(addr, value, now),
+            0xC000..=0xDFFF => self.wram[(addr - 0xC000) as usize] = value,
+            0xE000..=0xFDFF => self.wram[(addr - 0xE000) as usize] = value,
+            0xFE00..=0xFE9F => {
+                if offset != 0 {
+                    let locked = self.lcd.oam_write_locked(now, offset);
+                    self.drain_lcd_irq();
+                    if locked {
+                        return;
+                    }
+                }
+                if self.dma.active && !self.dma.reading {
+                    self.dma_catch_up(now, offset, offset);
+                }
+                if !self.dma.active {
+                    self.lcd.oam[(addr - 0xFE00) as usize] = value;
+                }
+            }
+            0xFEA0..=0xFEFF => self.unusable[(addr - 0xFEA0) as usize] = value,
+            0xFF00..=0xFF7F => self.write_io(addr, value, now, offset),
+            0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize] = value,
+            0xFFFF => {
+                self.ie_reg = value;
+                self.bail = true;
+            }
+        }
+    }
+
+    fn write_io(&mut self, addr: u16, value: u8, now: u64, offset: u64) {
+        if self.dma.active && !self.dma.reading {
+            self.dma_catch_up(now, offset, offset);
+        }
+        if addr >= 0xFF4C {
+            if addr == 0xFF50 && self.boot_rom_mapped && (value == 0x01 || value == 0x11) {
+                self.boot_rom_mapped = false;
+                self.bail = true;
+            }
+            return;
+        }
+        match addr {
+            0xFF00 => self.joypad.write(value),
+            0xFF01 | 0xFF02 => {
+                if self.serial.sync(now) {
+                    self.if_reg |= interrupts::SERIAL;
+                }
+                if addr == 0xFF01 {
+                    self.serial.write_sb(value)
+                } else {
+                    self.serial.write_sc(value)
+                }
+            }
+            0xFF04..=0xFF07 => {
+                if self.timer.sync(now) {
+                    self.if_reg |= interrupts::TIMER;
+                }
+                match addr {
+                    0xFF04 => {
+                        self.apu.on_div_write(now, self.timer.counter());
+                        self.timer.write_div();
+                    }
+                    0xFF05 => self.timer.write_tima(value),
+                    0xFF06 => self.timer.write_tma(value),
+                    _ => self.timer.write_tac(value),
+                }
+            }
+            0xFF0F => self.if_reg = value & 0x1F,
+            0xFF10..=0xFF3F => self.apu.write(addr, value, now, self.timer.counter()),
+            0xFF46 => {
+                self.lcd.tick(now);
+                self.drain_lcd_irq();
+                self.start_dma(value, now);
+            }
+            0xFF40..=0xFF4B => {
+                self.lcd.write_register(addr, value, now);
+                self.drain_lcd_irq();
+            }
+            _ => self.io_scratch[(addr - 0xFF00) as usize] = value,
+        }
+        self.bail = true;
+    }
+
+    /// Side-effect-free view of memory for debuggers, tests and Python.
+    pub fn peek(&self, addr: u16) -> u8 {
+        match addr {
+            0x0000..=0x3FFF if self.boot_rom_mapped && addr <= 0xFF => {
+                self.boot_rom.as_ref().map_or(0xFF, |b| b[addr as usize])
+            }
+            0x0000..=0x7FFF => self.cart.read_rom(addr),
+            0x8000..=0x9FFF => self.lcd.vram[(addr - 0x8000) as usize],
+            0xA000..=0xBFFF => self.cart.peek_ram(addr),
+            0xC000..=0xDFFF => self.wram[(addr - 0xC000) as usize],
+            0xE000..=0xFDFF => self.wram[(addr - 0xE000) as usize],
+            0xFE00..=0xFE9F => self.lcd.oam[(addr - 0xFE00) as usize],
+            0xFEA0..=0xFEFF => self.unusable[(addr - 0xFEA0) as usize],
+            0xFF00 => self.joypad.read(),
+            0xFF01 => self.serial.read_sb(),
+            0xFF02 => self.serial.read_sc(),
+            0xFF04 => self.timer.read_div(),
+            0xFF05 => self.timer.read_tima(),
+            0xFF06 => self.timer.read_tma(),
+            0xFF07 => self.timer.read_tac(),
+            0xFF0F => self.if_reg | 0xE0,
+            0xFF10..=0xFF3F => self.apu.peek(addr),
+            0xFF46 => self.dma.source,
+            0xFF40..=0xFF4B => self.lcd.peek_register(addr),
+            0xFF00..=0xFF7F => 0xFF,
+            0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize],
+            0xFFFF => self.ie_reg,
+        }
+    }
+
+    /// Debugger/Python write: a CPU write at the current cycle, without ending a slice.
+    pub fn poke(&mut self, addr: u16, value: u8) {
+        let now = self.cycles;
+        self.write_at(addr, value, now, 0);
+        self.bail = false;
+    }
+}
+
+impl Bus for SystemBus {
+    #[inline]
+    fn fetch(&mut self, addr: u16) -> u8 {
+        self.m_cycles += 1;
+        let k = self.fetches;
+        self.fetches += 1;
+        if addr < 0x8000 && !(self.boot_rom_mapped && addr <= 0xFF) {
+            self.cart.read_rom(addr)
+        } else {
+            // PyBoy fetches all operand bytes at the instruction's start, 4 cycles apart for the LCD.
+            let now = self.instr_start;
+            self.read_at(addr, now, 4 * k)
+        }
+    }
+
+    #[inline]
+    fn read(&mut self, addr: u16) -> u8 {
+        self.m_cycles += 1;
+        let (now, offset) = self.next_stamp();
+        self.read_at(addr, now, offset)
+    }
+
+    #[inline]
+    fn write(&mut self, addr: u16, value: u8) {
+        self.m_cycles += 1;
+        let (now, offset) = self.next_stamp();
+        self.write_at(addr, value, now, offset)
+    }
+
+    #[inline]
+    fn idle(&mut self) {
+        self.m_cycles += 1;
+    }
+
+    #[inline]
+    fn decoded(&mut self, opcode: u16) {
+        self.opcode = opcode;
+        if opcode == OPCODE_RETI {
+            // RETI re-enables interrupts before popping; PyBoy ends the slice if one is waiting.
+            self.bail = self.pending_interrupts() != 0;
+        }
+    }
+}
+
+/// A Game Boy: CPU and system bus, stepped frame by frame.
+pub struct GameBoy {
+    pub cpu: Cpu,
+    pub bus: SystemBus,
+    /// Set when HALT was executed right after EI's enable took effect; PyBoy then returns to
+    /// the HALT itself after the interrupt.
+    halted_after_ei: bool,
+    pub frames: u64,
+}
+
+impl GameBoy {
+    /// Power on with `boot_rom` (256 bytes, mapped at 0000-00FF until FF50 is written), or
+    /// in the state the DMG boot ROM leaves when `boot_rom` is `None`.
+    pub fn new(rom: Arc<[u8]>, boot_rom: Option<Arc<[u8]>>) -> Result<GameBoy, CoreError> {
+        if let Some(b) = &boot_rom {
+            if b.len() != 0x100 {
+                return Err(CoreError::BootRom(format!(
+                    "a DMG boot ROM is 256 bytes, this one is {}",
+                    b.len()
+                )));
+            }
+        }
+        let cart = Cartridge::from_rom(rom)?;
+        let with_boot = boot_rom.is_some();
+        let mut gb = GameBoy {
+            cpu: Cpu::new(),
+            bus: SystemBus::new(cart, boot_rom),
+            halted_after_ei: false,
+            frames: 0,
+        };
+        if !with_boot {
+            crate::postboot::apply(&mut gb);
+        }
+        Ok(gb)
+    }
+
+    pub fn registers(&self) -> Registers {
+        self.cpu.r
+    }
+
+    /// Run one frame: exactly what one PyBoy `tick()` advances.
+    pub fn run_frame(&mut self, render: bool) {
+        self.bus.lcd.set_render(render);
+        self.bus.apu.set_sampling(render);
+        self.bus.lcd.set_frame_done(false);
+        while !self.bus.lcd.frame_done() {
+            let b = &self.bus;
+            let budget = b
+                .timer
+                .cycles_to_interrupt()
+                .min(b.lcd.cycles_to_interrupt())
+                .min(b.lcd.cycles_to_frame())
+                .min(b.apu.cycles_to_interrupt())
+                .min(b.serial.cycles_to_interrupt())
+                .max(4);
+            self.run_slice(budget);
+            let now = self.bus.cycles;
+            if self.bus.dma.active && !self.bus.dma.reading {
+                self.bus.dma_catch_up(now, 0, 0);
+            }
+            self.sync_devices(now);
+        }
+        self.frames += 1;
+    }
+
+    /// Run `frames` frames, drawing only the last one if `render`.
+    pub fn tick(&mut self, frames: u32, render: bool) {
+        for i in 0..frames {
+            self.run_frame(render && i + 1 == frames);
+        }
+    }
+
+    fn sync_devices(&mut self, now: u64) {
+        let bus = &mut self.bus;
+        bus.apu.tick(now);
+        if bus.serial.sync(now) {
+            bus.if_reg |= interrupts::SERIAL;
+        }
+        if bus.timer.sync(now) {
+            bus.if_reg |= interrupts::TIMER;
+        }
+        bus.lcd.tick(now);
+        bus.drain_lcd_irq();
+    }
+
+    /// Run the CPU for about `budget` cycles (see the module docs).
+    fn run_slice(&mut self, budget: u64) {
+        let target = self.bus.cycles + budget;
+        if self.service_interrupts() {
+            self.cpu.halted = false;
+        } else if self.cpu.halted {
+            self.bus.cycles += budget;
+        }
+        self.bus.bail = false;
+        while self.bus.cycles < target {
+            self.execute_instruction();
+            if self.bus.bail {
+                break;
+            }
+        }
+    }
+
+    /// At a slice start: wake from HALT and dispatch the highest-priority pending interrupt.
+    /// Returns true when an interrupt is pending (whether or not IME let it through).
+    fn service_interrupts(&mut self) -> bool {
+        if self.cpu.ei_delay != 0 {
+            return false;
+        }
+        if self.bus.pending_interrupts() == 0 {
+            return false;
+        }
+        if self.cpu.halted && !self.halted_after_ei {
+            self.cpu.r.pc = self.cpu.r.pc.wrapping_add(1);
+        }
+        self.halted_after_ei = false;
+        if self.cpu.ime {
+            self.dispatch_interrupt();
+        }
+        true
+    }
+
+    fn dispatch_interrupt(&mut self) {
+        let now = self.bus.cycles;
+        let pc = self.cpu.r.pc;
+        let sp = self.cpu.r.sp;
+        self.bus
+            .write_at(sp.wrapping_sub(1), (pc >> 8) as u8, now, 0);
+        // The high byte may have landed in IE and changed what is pending.
+        let pending = self.bus.pending_interrupts();
+        self.cpu.ime = false;
+        if pending == 0 {
+            self.cpu.r.pc = 0;
+            return;
+        }
+        let (bit, vector) = interrupts::VECTORS
+            .iter()
+            .copied()
+            .find(|(bit, _)| pending & bit != 0)
+            .unwrap();
+        self.bus.if_reg &= !bit;
+        self.bus.write_at(sp.wrapping_sub(2), pc as u8, now, 0);
+        self.cpu.r.sp = sp.wrapping_sub(2);
+        self.cpu.r.pc = vector;
+        self.bus.cycles += 20;
+    }
+
+    fn execute_instruction(&mut self) {
+        let bus = &mut self.bus;
+        bus.instr_start = bus.cycles;
+        bus.data_accesses = 0;
+        bus.fetches = 0;
+        bus.m_cycles = 0;
+        bus.hl_at_start = u16::from_be_bytes([self.cpu.r.h, self.cpu.r.l]);
+        let ei_delay_before = self.cpu.ei_delay;
+        let step = self.cpu.step(bus);
+        let start = bus.instr_start;
+        match step {
+            Step::Normal | Step::Locked => bus.cycles = start + 4 * bus.m_cycles,
+            Step::Halt => {
+                // PyBoy keeps PC on the HALT while halted and steps over it on wake-up.
+                self.cpu.r.pc = self.cpu.r.pc.wrapping_sub(1);
+                self.halted_after_ei = ei_delay_before == 1;
+                bus.bail = true;
+                bus.cycles = start + 4;
+            }
+            Step::Stop => {
+                // On the DMG PyBoy treats STOP as a two-byte no-op.
+                self.cpu.stopped = false;
+                self.cpu.r.pc = self.cpu.r.pc.wrapping_add(1);
+                bus.cycles = start + 4;
+            }
+        }
+        if ei_delay_before == 1 && bus.opcode != OPCODE_DI && bus.opcode != OPCODE_RETI {
+            // EI's enable just took effect: end the slice only if an interrupt is waiting.
+            bus.bail = bus.pending_interrupts() != 0;
+        }
+    }
+
+    /// Press or release buttons (bit mask, see [`crate::joypad::button`]).
+    pub fn set_buttons(&mut self, pressed: u8) {
+        if self.bus.joypad.set_pressed(pressed) {
+            self.bus.if_reg |= interrupts::JOYPAD;
+        }
+    }
+
+    // ---------------------------------------------------------------- save states
+
+    const STATE_MAGIC: &'static [u8; 8] = b"EMURUST\x01";
+
+    /// Serialise the whole machine. The ROM itself is not included; a fingerprint of it is.
+    pub fn save_state(&self) -> Vec<u8> {
+        let mut w = StateWriter::new();
+        w.buf.extend_from_slice(Self::STATE_MAGIC);
+        w.u64(self.bus.cart.fingerprint());
+        let r = &self.cpu.r;
+        for v in [r.a, r.f, r.b, r.c, r.d, r.e, r.h, r.l] {
+            w.u8(v);
+        }
+        w.u16(r.sp);
+        w.u16(r.pc);
+        w.bool(self.cpu.ime);
+        w.u8(self.cpu.ei_delay);
+        w.bool(self.cpu.halted);
+        w.bool(self.cpu.stopped);
+        w.bool(self.cpu.locked);
+        w.bool(self.halted_after_ei);
+        w.u64(self.frames);
+        let b = &self.bus;
+        w.u64(b.cycles);
+        w.u8(b.if_reg);
+        w.u8(b.ie_reg);
+        w.bool(b.boot_rom_mapped);
+        w.bytes(&b.wram);
+        w.bytes(&b.hram);
+        w.bytes(&b.unusable);
+        w.bytes(&b.io_scratch);
+        w.bool(b.dma.active);
+        w.u8(b.dma.source);
+        w.u8(b.dma.index);
+        w.u64(b.dma.start);
+        b.timer.save_state(&mut w);
+        b.serial.save_state(&mut w);
+        b.joypad.save_state(&mut w);
+        b.lcd.save_state(&mut w);
+        b.apu.save_state(&mut w);
+        b.cart.save_state(&mut w);
+        w.buf
+    }
+
+    /// Restore a state made by [`save_state`](Self::save_state) for the same ROM. On error the
+    /// machine is left exactly as it was.
+    pub fn load_state(&mut self, data: &[u8]) -> Result<(), CoreError> {
+        if data.len() < 16 || &data[..8] != Self::STATE_MAGIC {
+            return Err(CoreError::State(
+                "not an emurust save state (bad magic or version)".into(),
+            ));
+        }
+        let mut r = StateReader::new(&data[8..]);
+        let fp = r.u64()?;
+        if fp != self.bus.cart.fingerprint() {
+            return Err(CoreError::State(
+                "the state was saved with a different ROM".into(),
+            ));
+        }
+        let mut cpu = Cpu::new();
+        let mut regs = [0u8; 8];
+        for v in regs.iter_mut() {
+            *v = r.u8()?;
+        }
+        let [a, f, b, c, d, e, h, l] = regs;
+        cpu.r = Registers {
+            a,
+            f,
+            b,
+            c,
+            d,
+            e,
+            h,
+            l,
+            sp: r.u16()?,
+            pc: r.u16()?,
+        };
+        cpu.ime = r.bool()?;
+        cpu.ei_delay = r.u8()?;
+        if cpu.ei_delay > 2 {
+            return Err(CoreError::State("EI delay out of range".into()));
+        }
+        cpu.halted = r.bool()?;
+        cpu.stopped = r.bool()?;
+        cpu.locked = r.bool()?;
+        let halted_after_ei = r.bool()?;
+        let frames = r.u64()?;
+
+        // Decode into a scratch copy of the bus so a failure leaves `self` untouched.
+        let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone());
+        bus.cycles = r.u64()?;
+        bus.if_reg = r.u8()? & 0x1F;
+        bus.ie_reg = r.u8()?;
+        bus.boot_rom_mapped = r.bool()?;
+        if bus.boot_rom_mapped && bus.boot_rom.is_none() {
+            return Err(CoreError::State(
+                "the state has the boot ROM mapped, but this emulator has none".into(),
+            ));
+        }
+        bus.wram.copy_from_slice(r.bytes_exact(0x2000)?);
+        bus.hram.copy_from_slice(r.bytes_exact(0x7F)?);
+        bus.unusable.copy_from_slice(r.bytes_exact(0x60)?);
+        bus.io_scratch.copy_from_slice(r.bytes_exact(0x4C)?);
+        bus.dma.active = r.bool()?;
+        bus.dma.source = r.u8()?;
+        bus.dma.index = r.u8()?;
+        if bus.dma.index > 0xA0 {
+            return Err(CoreError::State("OAM DMA index out of range".into()));
+        }
+        bus.dma.start = r.u64()?;
+        bus.timer.load_state(&mut r)?;
+        bus.serial.load_state(&mut r)?;
+        bus.joypad.load_state(&mut r)?;
+        bus.lcd.load_state(&mut r)?;
+        bus.apu.load_state(&mut r)?;
+        bus.cart.load_state(&mut r)?;
+        if r.remaining() != 0 {
+            return Err(CoreError::State(format!(
+                "{} unexpected bytes at the end",
+                r.remaining()
+            )));
+        }
+        // Output logs are not machine state: keep them.
+        bus.serial.restore_sent(self.bus.serial.take_sent());
+        self.cpu = cpu;
+        self.bus = bus;
+        self.halted_after_ei = halted_after_ei;
+        self.frames = frames;
+        Ok(())
+    }
+}

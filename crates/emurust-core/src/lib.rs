@@ -14,6 +14,7 @@ pub mod gameboy;
 pub mod interrupts;
 pub mod joypad;
 pub mod lcd;
+pub mod postboot;
 pub mod pyboy_timing;
 pub mod serial;
 pub mod sst;

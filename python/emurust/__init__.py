@@ -1,0 +1,58 @@
+"""emurust: fast, batched Game Boy (DMG) environments, bit-exact with PyBoy 2.8.1.
+
+The emulator core is Rust (``emurust._core``); this package adds the Python-facing API,
+the verification layer (``emurust.verify``) and the command line (``emurust ...``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Union
+
+from . import _core
+from ._core import EmurustError, RomError, StateError
+
+__all__ = ["GameBoy", "EmurustError", "RomError", "StateError", "BUTTONS", "__version__"]
+__version__ = _core.__version__
+BUTTONS = tuple(_core.BUTTONS)
+
+RomLike = Union[str, "os.PathLike[str]", bytes, bytearray]
+
+
+class GameBoy(_core.GameBoy):
+    """One DMG emulator.
+
+    ``GameBoy(rom, boot_rom=None)``: ``rom`` is a path or the ROM's bytes. With ``boot_rom``
+    (path or 256 bytes, e.g. PyBoy's, see :func:`emurust.pyboy_boot_rom`) the machine powers on
+    into it; without, it starts in the state the boot ROM leaves.
+
+    Frames: ``tick(frames=1, render=True)`` runs exactly what one PyBoy ``tick()`` runs per frame,
+    drawing only the last frame when ``render``.
+    Memory: ``read(addr[, length])`` (no side effects), ``write(addr, value)`` (as the CPU would),
+    ``read_rom_bank(bank, addr)``. CPU: ``registers()``, ``set_register(name, value)``.
+    Input: ``button_press(name)``, ``button_release(name)``, ``buttons`` (bit mask); names are
+    those of :data:`BUTTONS`. Serial: ``serial_output()``. States: ``save_state() -> bytes``,
+    ``load_state(bytes)`` (a corrupt or foreign state raises :class:`StateError` and changes
+    nothing). Cartridge RAM: ``cartridge_ram()``, ``set_cartridge_ram(bytes)``,
+    ``battery_save()``, ``load_battery_save(bytes)``. Screen: ``screen_rgba()`` (144x160x4, as
+    PyBoy's ``screen.ndarray``), ``screen_shades()`` (144x160, 0-3).
+    """
+
+
+def pyboy_boot_rom() -> bytes:
+    """The DMG boot ROM shipped inside the installed ``pyboy`` package (read at run time)."""
+    try:
+        import pyboy  # noqa: F401  (only to locate the package)
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise RuntimeError("pyboy is not installed: pip install pyboy==2.8.1") from e
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyboy")
+    path = os.path.join(os.path.dirname(spec.origin), "core", "bootrom_dmg.bin")
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def default_rom_path() -> str:
+    """Path of the embedded default ROM (the project's own homebrew game)."""
+    return os.path.join(os.path.dirname(__file__), "roms", "default.gb")
