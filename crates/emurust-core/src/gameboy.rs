@@ -444,7 +444,12 @@ pub struct GameBoy {
     /// the HALT itself after the interrupt.
     halted_after_ei: bool,
     pub frames: u64,
+    /// Addresses of the last instructions executed (a ring), for divergence reports.
+    pc_trace: [u16; PC_TRACE_LEN],
+    pc_trace_next: usize,
 }
+
+pub const PC_TRACE_LEN: usize = 32;
 
 impl GameBoy {
     /// Power on with `boot_rom` (256 bytes, mapped at 0000-00FF until FF50 is written), or
@@ -465,6 +470,8 @@ impl GameBoy {
             bus: SystemBus::new(cart, boot_rom),
             halted_after_ei: false,
             frames: 0,
+            pc_trace: [0; PC_TRACE_LEN],
+            pc_trace_next: 0,
         };
         if !with_boot {
             crate::postboot::apply(&mut gb);
@@ -582,7 +589,17 @@ impl GameBoy {
         self.bus.cycles += 20;
     }
 
+    /// The last instructions' addresses, oldest first.
+    pub fn pc_trace(&self) -> Vec<u16> {
+        let n = PC_TRACE_LEN;
+        (0..n)
+            .map(|i| self.pc_trace[(self.pc_trace_next + i) % n])
+            .collect()
+    }
+
     fn execute_instruction(&mut self) {
+        self.pc_trace[self.pc_trace_next] = self.cpu.r.pc;
+        self.pc_trace_next = (self.pc_trace_next + 1) % PC_TRACE_LEN;
         let bus = &mut self.bus;
         bus.instr_start = bus.cycles;
         bus.data_accesses = 0;

@@ -91,7 +91,7 @@ fn button_mask(name: &str) -> PyResult<u8> {
 }
 
 /// One Game Boy (DMG) emulator. See `emurust.GameBoy` for the documented Python API.
-#[pyclass(module = "emurust._core", name = "GameBoy", unsendable)]
+#[pyclass(module = "emurust._core", name = "GameBoy", subclass)]
 struct PyGameBoy {
     gb: Box<CoreGameBoy>,
 }
@@ -309,6 +309,11 @@ impl PyGameBoy {
     fn screen_shades<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u8>>> {
         let flat = PyArray1::from_slice(py, self.gb.bus.lcd.screen_shades());
         flat.reshape([144, 160])
+    }
+
+    /// Addresses of the last 32 instructions executed, oldest first.
+    fn pc_trace(&self) -> Vec<u16> {
+        self.gb.pc_trace()
     }
 
     #[getter]

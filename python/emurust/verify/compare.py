@@ -1,0 +1,131 @@
+"""Side-by-side runs of emurust and PyBoy 2.8.1, compared at every frame boundary.
+
+A :class:`Snapshot` holds what both emulators can show: CPU registers, the memory regions a
+program can observe (WRAM, HRAM, VRAM, OAM, I/O registers, IE, cartridge RAM) and, when drawn,
+the screen. :func:`first_divergence` names the first difference precisely.
+
+PyBoy is only driven through its public API (``tick``, ``memory``, ``register_file``,
+``save_state``, ``screen``, ``button_press``/``button_release``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+PYBOY_VERSION = "2.8.1"
+
+#: Observable memory regions compared at every frame: name -> (start, end exclusive).
+REGIONS = {
+    "WRAM": (0xC000, 0xE000),
+    "VRAM": (0x8000, 0xA000),
+    "OAM": (0xFE00, 0xFEA0),
+    "IO": (0xFF00, 0xFF80),
+    "HRAM": (0xFF80, 0xFFFF),
+    "IE": (0xFFFF, 0x10000),
+}
+
+REGISTERS = ("a", "f", "b", "c", "d", "e", "hl", "sp", "pc")
+
+# Reading these through PyBoy's memory view has side effects (FF41 clears an internal
+# mode override), so their values come from PyBoy's save state instead.
+_PYBOY_STATE_IO = {0xFF41}
+# Offset of STAT in a PyBoy 2.8.1 DMG save state: header (6) + CPU (27) + DMA (12) + VRAM + OAM + 4.
+_PYBOY_STAT_OFFSET = 6 + 27 + 12 + 0x2000 + 0xA0 + 4
+_PYBOY_CYCLES_OFFSET = 6 + 6 + 6 + 7
+
+
+@dataclass
+class Snapshot:
+    registers: dict
+    regions: dict
+    cart_ram: bytes = b""
+    screen: Optional[np.ndarray] = None
+    cycles: Optional[int] = None
+    serial: bytes = b""
+
+
+@dataclass
+class Divergence:
+    frame: int
+    component: str
+    where: str
+    emurust: object
+    pyboy: object
+    trace: list = field(default_factory=list)
+
+    def __str__(self) -> str:
+        def fmt(v):
+            return f"{v:#04x}" if isinstance(v, int) else repr(v)
+
+        s = f"frame {self.frame}: {self.component} {self.where}: emurust {fmt(self.emurust)}, PyBoy {fmt(self.pyboy)}"
+        if self.trace:
+            s += "\n  last instructions (emurust PC trace, oldest first): " + " ".join(f"{pc:04X}" for pc in self.trace)
+        return s
+
+
+def pyboy_boot_rom_path() -> str:
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyboy")
+    if spec is None:
+        raise RuntimeError(f"PyBoy is not installed: pip install pyboy=={PYBOY_VERSION}")
+    return os.path.join(os.path.dirname(spec.origin), "core", "bootrom_dmg.bin")
+
+
+def make_pyboy(rom_path: str):
+    import pyboy as _pyboy
+
+    if _pyboy.__version__ != PYBOY_VERSION if hasattr(_pyboy, "__version__") else False:
+        raise RuntimeError(f"the reference is PyBoy {PYBOY_VERSION}, found {_pyboy.__version__}")
+    import logging
+
+    logging.getLogger("pyboy").setLevel(logging.ERROR)
+    return _pyboy.PyBoy(rom_path, window="null")
+
+
+def snapshot_pyboy(pb, screen: bool) -> Snapshot:
+    rf = pb.register_file
+    regs = {"a": rf.A, "f": rf.F, "b": rf.B, "c": rf.C, "d": rf.D, "e": rf.E, "hl": rf.HL, "sp": rf.SP, "pc": rf.PC}
+    buf = io.BytesIO()
+    pb.save_state(buf)
+    state = buf.getvalue()
+    regions = {}
+    for name, (lo, hi) in REGIONS.items():
+        data = bytearray(pb.memory[lo:hi]) if hi - lo > 1 else bytearray([pb.memory[lo]])
+        if name == "IO":
+            for addr in _PYBOY_STATE_IO:
+                data[addr - lo] = state[_PYBOY_STAT_OFFSET]
+        regions[name] = bytes(data)
+    cycles = struct.unpack_from("<Q", state, _PYBOY_CYCLES_OFFSET)[0]
+    return Snapshot(regs, regions, screen=pb.screen.ndarray.copy() if screen else None, cycles=cycles)
+
+
+def snapshot_emurust(gb, screen: bool) -> Snapshot:
+    r = gb.registers()
+    regs = {k: r[k] for k in REGISTERS}
+    regions = {name: gb.read(lo, hi - lo) for name, (lo, hi) in REGIONS.items()}
+    return Snapshot(regs, regions, screen=gb.screen_rgba() if screen else None, cycles=gb.cycles)
+
+
+def first_divergence(frame: int, ours: Snapshot, ref: Snapshot) -> Optional[Divergence]:
+    if ours.cycles is not None and ref.cycles is not None and ours.cycles != ref.cycles:
+        return Divergence(frame, "clock", "CPU cycles since power-on", ours.cycles, ref.cycles)
+    for k in REGISTERS:
+        if ours.registers[k] != ref.registers[k]:
+            return Divergence(frame, "CPU", f"register {k.upper()}", ours.registers[k], ref.registers[k])
+    for name, (lo, _) in REGIONS.items():
+        a, b = ours.regions[name], ref.regions[name]
+        if a != b:
+            i = next(i for i in range(len(a)) if a[i] != b[i])
+            return Divergence(frame, name, f"{lo + i:#06x}", a[i], b[i])
+    if ours.screen is not None and ref.screen is not None and not np.array_equal(ours.screen, ref.screen):
+        ys, xs = np.nonzero(np.any(ours.screen != ref.screen, axis=-1))
+        y, x = int(ys[0]), int(xs[0])
+        return Divergence(frame, "screen", f"pixel (x={x}, y={y}) of {len(ys)} differing", tuple(ours.screen[y, x]), tuple(ref.screen[y, x]))
+    return None

@@ -1,0 +1,34 @@
+import os
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+VECTORS = pathlib.Path(os.environ.get("SM83_VECTORS", ROOT.parent / "shared" / "data" / "sm83-dev"))
+LONG = os.environ.get("EMURUST_LONG") == "1"
+
+
+def make_rom(cart_type=0x00, rom_banks=2, ram_code=0x00, title=b"TEST", program=b"\x18\xfe"):
+    """A minimal valid ROM: `program` at 0x150, entry jumps there, correct checksums."""
+    size = 0x4000 * rom_banks
+    rom = bytearray(size)
+    rom[0x100:0x104] = b"\x00\xc3\x50\x01"
+    rom[0x134 : 0x134 + len(title)] = title
+    rom[0x147] = cart_type
+    rom[0x148] = {2: 0, 4: 1, 8: 2, 16: 3, 32: 4, 64: 5, 128: 6, 256: 7, 512: 8}[rom_banks]
+    rom[0x149] = ram_code
+    rom[0x150 : 0x150 + len(program)] = program
+    x = 0
+    for i in range(0x134, 0x14D):
+        x = (x - rom[i] - 1) & 0xFF
+    rom[0x14D] = x
+    g = (sum(rom) - rom[0x14E] - rom[0x14F]) & 0xFFFF
+    rom[0x14E], rom[0x14F] = g >> 8, g & 0xFF
+    return bytes(rom)
+
+
+@pytest.fixture(scope="session")
+def vectors_dir():
+    if not VECTORS.is_dir():
+        pytest.fail(f"SM83 vectors not found at {VECTORS}; set SM83_VECTORS")
+    return VECTORS
