@@ -1,1 +1,34 @@
-fn main() {}
+//! Frames per second of the core on our CPU-bound ROM, with and without drawing.
+//! `cargo bench -p emurust-core` (PyBoy's figure on the same ROM: `python benches/compare.py`).
+
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use emurust_core::GameBoy;
+
+fn bench_rom() -> Arc<[u8]> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/bench.gb");
+    std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e} (build it with bash roms/build.sh)")).into()
+}
+
+fn frames(c: &mut Criterion) {
+    let rom = bench_rom();
+    let mut group = c.benchmark_group("frames");
+    group.throughput(Throughput::Elements(60));
+    for render in [false, true] {
+        let name = if render { "render_every_frame" } else { "no_render" };
+        let mut gb = GameBoy::new(rom.clone(), None).unwrap();
+        gb.tick(120, false); // past start-up
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                for _ in 0..60 {
+                    gb.run_frame(render);
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, frames);
+criterion_main!(benches);
