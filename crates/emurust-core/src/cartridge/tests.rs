@@ -1009,13 +1009,47 @@ fn pyboy_differential() {
     ];
     let mut failed = Vec::new();
     for (t, rc, ram, multi, want) in expected {
-        let rom = if multi { multicart_rom() } else { make_rom(t, rc, ram) };
+        let rom = if multi {
+            multicart_rom()
+        } else {
+            make_rom(t, rc, ram)
+        };
         let mut c = Cartridge::from_rom(rom.into()).unwrap();
         let seed = 0x9E37_79B9_7F4A_7C15u64 ^ ((t as u64) << 16 | (rc as u64) << 8 | ram as u64);
         let got = pyboy_sequence_digest(&mut c, seed, 20000);
         if got != want {
-            failed.push(format!("type {t:#04x} rom {rc:#04x} ram {ram:#04x}: {got:#018X}"));
+            failed.push(format!(
+                "type {t:#04x} rom {rc:#04x} ram {ram:#04x}: {got:#018X}"
+            ));
         }
     }
     assert!(failed.is_empty(), "differ from PyBoy: {failed:#?}");
+}
+
+/// Replays a trace recorded from PyBoy 2.8.1 with `python tools/cartridge_pyboy_check.py --rtc
+/// OUT 600` on an MBC3+TIMER+RAM+BATTERY cart (128 KiB ROM, 32 KiB RAM): register selects, latch
+/// writes, register writes (near-rollover, out-of-range, halt/carry values), RAM enables, and
+/// reads, each at the CPU cycle count PyBoy had, spread over ~hours of emulated time.
+#[test]
+fn pyboy_rtc_trace() {
+    let trace = include_str!("pyboy_rtc_trace.txt");
+    let mut c = cart(0x10, 0x02, 0x03);
+    let mut reads = 0;
+    for (n, line) in trace.lines().enumerate() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let now: u64 = f[0].parse().unwrap();
+        let addr: u16 = f[2].parse().unwrap();
+        let value: u8 = f[3].parse().unwrap();
+        match f[1] {
+            "w" if addr < 0x8000 => c.write_rom_area(addr, value, now),
+            "w" => c.write_ram(addr, value, now),
+            _ => {
+                let want: u8 = f[4].parse().unwrap();
+                let got = c.read_ram(addr, now);
+                assert_eq!(got, want, "line {}: {line}", n + 1);
+                reads += 1;
+            }
+        }
+    }
+    assert!(reads > 200);
 }
