@@ -22,7 +22,7 @@ from pyboy import PyBoy
 
 def run(path, max_frames, verbose):
     name = os.path.splitext(os.path.basename(path))[0]
-    pb = PyBoy(path, window="null", sound_emulated=False)
+    pb = PyBoy(path, window="null")
     out = ""
     frames = 0
     status = "TIMEOUT"
