@@ -1,0 +1,18 @@
+; smoke: minimal ROM (print, pass) -- used to check header handling.
+USE_RST = 0
+CART_TYPE = 0x00
+ROM_SIZE_CODE = 0x00
+RAM_SIZE_CODE = 0x00
+	.include "common.inc"
+isr_vblank = isr_none
+isr_stat = isr_none
+isr_timer = isr_none
+isr_serial = isr_none
+isr_joypad = isr_none
+main:
+	ld hl,#msg
+	call puts
+	ld a,#0x5A
+	expect 0x5A, 1
+	ret
+msg: .asciz "smoke\n"
