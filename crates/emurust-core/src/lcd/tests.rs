@@ -387,3 +387,62 @@ fn objects_priority_and_flip() {
     assert_eq!(shade_at(&l, 12, 0), 1); // object 1 transparent there
     assert_eq!(shade_at(&l, 6, 0), 0); // background (BGP=FC colour 0 -> 0)
 }
+
+/// Replays a dump written by tools/lcd_pixel_dump.py (PyBoy as the oracle) when the
+/// environment variable EMURUST_LCD_DUMP names one; passes trivially otherwise.
+#[test]
+fn pyboy_pixel_dump() {
+    let Ok(path) = std::env::var("EMURUST_LCD_DUMP") else {
+        return;
+    };
+    let data = std::fs::read(path).unwrap();
+    assert_eq!(&data[..8], b"LCDDUMP1");
+    let steps = u32::from_le_bytes(data[8..12].try_into().unwrap()) as usize;
+    let mut pos = 12;
+    let mut take = |n: usize| {
+        let s = &data[pos..pos + n];
+        pos += n;
+        s
+    };
+    // Same history as the dump: LCD switched on by the boot ROM, then whole frames.
+    let (mut l, mut now) = lcd_on();
+    run_frame(&mut l, &mut now);
+    run_frame(&mut l, &mut now);
+    const REGS: [u16; 10] = [
+        0xFF41, 0xFF42, 0xFF43, 0xFF45, 0xFF47, 0xFF48, 0xFF49, 0xFF4A, 0xFF4B, 0xFF40,
+    ];
+    let mut failures = 0;
+    for step in 0..steps {
+        let render = take(1)[0] != 0;
+        l.vram.copy_from_slice(take(0x2000));
+        l.oam.copy_from_slice(take(0xA0));
+        let regs = take(10).to_vec();
+        for (a, v) in REGS.iter().zip(regs.iter()) {
+            l.write_register(*a, *v, now);
+        }
+        l.set_render(render);
+        run_frame(&mut l, &mut now);
+        let want = take(SCREEN_W * SCREEN_H * 4);
+        if l.screen_rgba() != want {
+            let bad = l
+                .screen_rgba()
+                .chunks(4)
+                .zip(want.chunks(4))
+                .position(|(a, b)| a != b);
+            let i = bad.unwrap();
+            eprintln!(
+                "step {step}: first difference at x={} y={} (ours {:?}, PyBoy {:?}); regs {:02X?} render {render}",
+                i % 160,
+                i / 160,
+                &l.screen_rgba()[i * 4..i * 4 + 4],
+                &want[i * 4..i * 4 + 4],
+                regs
+            );
+            failures += 1;
+        }
+    }
+    assert_eq!(
+        failures, 0,
+        "{failures} of {steps} frames differ from PyBoy"
+    );
+}
