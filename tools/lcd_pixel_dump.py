@@ -11,12 +11,15 @@ every frame byte for byte.
 
 Usage: python tools/lcd_pixel_dump.py OUT.bin [steps] [seed]
 
-Dump format: b"LCDDUMP1", u32 step count, then per step:
+Dump format: b"LCDDUMP2", u32 step count, then per step:
   u8 render, 8192 bytes VRAM, 160 bytes OAM,
   10 register bytes for FF41 FF42 FF43 FF45 FF47 FF48 FF49 FF4A FF4B FF40
-  (written in that order, LCDC last), then 144*160*4 bytes of expected RGBA.
+  (written in that order, LCDC last), 144*160*4 bytes of expected RGBA, then PyBoy's
+  own save-state sections of the LCD (9116 bytes) and of the renderer (115201 bytes),
+  cut out of `pyboy.save_state()` (the LCD one starts at byte 45 for a DMG).
 """
 
+import io
 import random
 import struct
 import sys
@@ -88,6 +91,31 @@ def random_scene(rng, step):
     return render, bytes(vram), bytes(oam), regs
 
 
+LCD_SECTION = 9116
+RENDERER_SECTION = 144 * 160 * 5 + 1
+
+
+def pyboy_sections(pyboy, screen):
+    buf = io.BytesIO()
+    pyboy.save_state(buf)
+    state = buf.getvalue()
+    assert state[5] == 0, "DMG state expected"
+    lcd = state[45 : 45 + LCD_SECTION]
+    assert lcd[:0x2000] == bytes(pyboy.memory[0x8000:0xA000])
+    # The renderer section follows the sound's; find it by the screen it holds.
+    rgba = screen.reshape(-1, 4)
+    first = rgba[0].tobytes()
+    start = 45 + LCD_SECTION
+    while True:
+        o = state.index(first, start)
+        sec = state[o : o + RENDERER_SECTION]
+        if len(sec) == RENDERER_SECTION:
+            pix = np.frombuffer(sec[:-1], np.uint8).reshape(-1, 5)[:, :4]
+            if np.array_equal(pix, rgba):
+                return lcd, sec
+        start = o + 1
+
+
 def main():
     out = sys.argv[1]
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 100
@@ -105,7 +133,7 @@ def main():
         raise SystemExit("boot ROM did not reach 0x150")
     pyboy.tick(2, True)
     with open(out, "wb") as f:
-        f.write(b"LCDDUMP1")
+        f.write(b"LCDDUMP2")
         f.write(struct.pack("<I", steps))
         for step in range(steps):
             render, vram, oam, regs = random_scene(rng, step)
@@ -123,6 +151,9 @@ def main():
             f.write(oam)
             f.write(bytes(regs))
             f.write(screen.tobytes())
+            lcd_sec, ren_sec = pyboy_sections(pyboy, screen)
+            f.write(lcd_sec)
+            f.write(ren_sec)
     pyboy.stop(save=False)
 
 

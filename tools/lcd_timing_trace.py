@@ -21,7 +21,7 @@ never shows (the compiled module wraps; `Lcd::tick` wraps the same way).
 Usage: python tools/lcd_timing_trace.py OUT.txt [ops] [seed]
 After a header line, the initial VRAM and OAM as hex lines, then
 lines "op a b c d ; result irq ly stat mode to_interrupt to_frame frame_done"
-and "S <hex RGBA>" for screens.
+"S <hex RGBA>" for screens and "P <hex> <hex>" for PyBoy's save-state sections.
 """
 
 import importlib.util
@@ -145,6 +145,30 @@ class Glue:
         lcd.OAM[addr - 0xFE00] = value
         return 0
 
+    def pyboy_sections(self):
+        """PyBoy's own save-state sections of this LCD and its renderer."""
+
+        class Sink:
+            def __init__(self):
+                self.data = bytearray()
+
+            def write(self, b):
+                self.data.append(int(b))
+
+            def write_16bit(self, v):
+                self.data += int(v).to_bytes(2, "little")
+
+            def write_32bit(self, v):
+                self.data += int(v).to_bytes(4, "little")
+
+            def write_64bit(self, v):
+                self.data += int(v).to_bytes(8, "little")
+
+        a, b = Sink(), Sink()
+        self.lcd.save_state(a)
+        self.lcd.renderer.save_state(b)
+        return bytes(a.data), bytes(b.data)
+
     def screen(self):
         return bytes(self.lcd.renderer._screenbuffer_raw)
 
@@ -255,6 +279,9 @@ def main():
             record(NEWFRAME, [0, 0, 0, 0], 0)
         elif r < 0.995:
             record(SAVELOAD, [0, 0, 0, 0], 0)
+        elif r < 0.997:
+            lcd_sec, ren_sec = g.pyboy_sections()
+            lines.append("P %s %s" % (lcd_sec.hex(), ren_sec.hex()))
         else:
             lines.append("S " + g.screen().hex())
     lines.append("S " + g.screen().hex())

@@ -17,7 +17,10 @@
 //!
 //! Pixel drawing lives in `render.rs`.
 
+mod pyboy_state;
 mod render;
+
+pub use pyboy_state::{PYBOY_LCD_SECTION_LEN, PYBOY_RENDERER_SECTION_LEN};
 
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
@@ -106,7 +109,7 @@ pub struct Lcd {
     window_armed: bool,
     /// The window's internal line counter (incremented before use).
     window_line: i32,
-    /// Per line: SCX, SCY, WX, WY, LCDC.4 as they were when the line was drawn.
+    /// Per line: SCX, SCY, WX, WY, LCDC & 0x10 as they were when the line was drawn.
     line_params: [[u8; 5]; SCREEN_H],
     rgba: Vec<u8>,
     shades: Vec<u8>,
@@ -406,7 +409,7 @@ impl Lcd {
     fn hblank_line(&mut self) {
         let ly = self.ly as usize;
         if ly < SCREEN_H {
-            self.line_params[ly] = [self.scx, self.scy, self.wx, self.wy, (self.lcdc >> 4) & 1];
+            self.line_params[ly] = [self.scx, self.scy, self.wx, self.wy, self.lcdc & 0x10];
         }
         if self.render {
             self.draw_line(self.ly);
@@ -603,7 +606,7 @@ impl Lcd {
         self.mode
     }
 
-    /// Per line: SCX, SCY, WX, WY, LCDC bit 4 as they were when the line was drawn
+    /// Per line: SCX, SCY, WX, WY and LCDC & 0x10 (0 or 16, as PyBoy stores it) as they were when the line was drawn
     /// (PyBoy's `_scanlineparameters`, used by `screen.tilemap_position_list`).
     pub fn line_parameters(&self) -> &[[u8; 5]; SCREEN_H] {
         &self.line_params

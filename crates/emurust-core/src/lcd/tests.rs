@@ -396,7 +396,7 @@ fn pyboy_pixel_dump() {
         return;
     };
     let data = std::fs::read(path).unwrap();
-    assert_eq!(&data[..8], b"LCDDUMP1");
+    assert_eq!(&data[..8], b"LCDDUMP2");
     let steps = u32::from_le_bytes(data[8..12].try_into().unwrap()) as usize;
     let mut pos = 12;
     let mut take = |n: usize| {
@@ -422,7 +422,45 @@ fn pyboy_pixel_dump() {
         }
         l.set_render(render);
         run_frame(&mut l, &mut now);
-        let want = take(SCREEN_W * SCREEN_H * 4);
+        let want = take(SCREEN_W * SCREEN_H * 4).to_vec();
+        // PyBoy's own state sections: they load, give back PyBoy's screen, and save
+        // back byte for byte.
+        let lcd_sec = take(PYBOY_LCD_SECTION_LEN);
+        let ren_sec = take(PYBOY_RENDERER_SECTION_LEN);
+        let mut copy = Lcd::new();
+        copy.load_pyboy_lcd(&mut StateReader::new(lcd_sec)).unwrap();
+        copy.load_pyboy_renderer(&mut StateReader::new(ren_sec))
+            .unwrap();
+        assert!(
+            copy.screen_rgba() == want.as_slice(),
+            "step {step}: loaded screen"
+        );
+        let (mut w1, mut w2) = (StateWriter::new(), StateWriter::new());
+        copy.save_pyboy_lcd(&mut w1);
+        copy.save_pyboy_renderer(&mut w2);
+        assert!(
+            w1.buf == lcd_sec && w2.buf == ren_sec,
+            "step {step}: PyBoy sections"
+        );
+        let want = want.as_slice();
+        // Our own LCD, run side by side: same registers, STAT, LY, line parameters,
+        // screen, colour-0 flags and window flag as PyBoy at the frame boundary.
+        let (mut o1, mut o2) = (StateWriter::new(), StateWriter::new());
+        l.save_pyboy_lcd(&mut o1);
+        l.save_pyboy_renderer(&mut o2);
+        let fixed = 0x2000 + 0xA0 + 12 + SCREEN_H * 5;
+        if o1.buf[..fixed] != lcd_sec[..fixed] || o2.buf != ren_sec {
+            let d1 = (0..fixed).find(|&i| o1.buf[i] != lcd_sec[i]);
+            let d2 = (0..o2.buf.len()).find(|&i| o2.buf[i] != ren_sec[i]);
+            eprintln!(
+                "step {step}: live state differs from PyBoy's: lcd byte {:?} {:?}, renderer byte {:?} {:?}",
+                d1.map(|i| i as i64 - 0x20A0),
+                d1.map(|i| (o1.buf[i], lcd_sec[i])),
+                d2,
+                d2.map(|i| (o2.buf[i], ren_sec[i]))
+            );
+            failures += 1;
+        }
         if l.screen_rgba() != want {
             let bad = l
                 .screen_rgba()
@@ -467,7 +505,7 @@ fn pyboy_timing_trace() {
     let mut l = Lcd::new();
     l.vram.copy_from_slice(&hex_bytes(lines.next().unwrap()));
     l.oam.copy_from_slice(&hex_bytes(lines.next().unwrap()));
-    let (mut ops, mut screens) = (0, 0);
+    let (mut ops, mut screens, mut sections) = (0, 0, 0);
     for (n, line) in lines.enumerate() {
         if let Some(hex) = line.strip_prefix("S ") {
             assert!(
@@ -475,6 +513,35 @@ fn pyboy_timing_trace() {
                 "screen differs at line {n}"
             );
             screens += 1;
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("P ") {
+            let (lcd_hex, ren_hex) = rest.split_once(' ').unwrap();
+            let mut w = StateWriter::new();
+            l.save_pyboy_lcd(&mut w);
+            assert!(
+                w.buf == hex_bytes(lcd_hex),
+                "PyBoy LCD section differs at line {n}"
+            );
+            let mut w2 = StateWriter::new();
+            l.save_pyboy_renderer(&mut w2);
+            assert!(
+                w2.buf == hex_bytes(ren_hex),
+                "PyBoy renderer section differs at line {n}"
+            );
+            let mut copy = Lcd::new();
+            copy.load_pyboy_lcd(&mut StateReader::new(&w.buf)).unwrap();
+            copy.load_pyboy_renderer(&mut StateReader::new(&w2.buf))
+                .unwrap();
+            let (mut w3, mut w4) = (StateWriter::new(), StateWriter::new());
+            copy.save_pyboy_lcd(&mut w3);
+            copy.save_pyboy_renderer(&mut w4);
+            assert!(
+                w3.buf == w.buf && w4.buf == w2.buf,
+                "PyBoy section round trip at line {n}"
+            );
+            assert_eq!(copy.screen_shades(), l.screen_shades());
+            sections += 1;
             continue;
         }
         let (op, want) = line.split_once(" ; ").unwrap();
@@ -549,5 +616,5 @@ fn pyboy_timing_trace() {
         assert_eq!(got.as_slice(), want_fixed.as_slice(), "line {n}: op {op}");
         ops += 1;
     }
-    eprintln!("{ops} operations and {screens} screens identical");
+    eprintln!("{ops} operations, {screens} screens, {sections} PyBoy state sections identical");
 }
