@@ -490,14 +490,13 @@ impl GameBoy {
         self.bus.lcd.set_frame_done(false);
         while !self.bus.lcd.frame_done() {
             let b = &self.bus;
-            let budget = b
-                .timer
-                .cycles_to_interrupt()
+            // The LCD's distances go negative when it lags; then the slice is the minimum.
+            let budget = (b.timer.cycles_to_interrupt() as i64)
                 .min(b.lcd.cycles_to_interrupt())
                 .min(b.lcd.cycles_to_frame())
-                .min(b.apu.cycles_to_interrupt())
-                .min(b.serial.cycles_to_interrupt())
-                .max(4);
+                .min(b.apu.cycles_to_interrupt() as i64)
+                .min(b.serial.cycles_to_interrupt() as i64)
+                .max(4) as u64;
             self.run_slice(budget);
             let now = self.bus.cycles;
             if self.bus.dma.active && !self.bus.dma.reading {

@@ -1,0 +1,724 @@
+//! The DMG picture processing unit (LCD controller), behaving exactly like PyBoy 2.8.1.
+//!
+//! Spec: Pan Docs, "Rendering", "LCD Control", "LCD Status", "OAM", "VRAM".
+//! Oracle: PyBoy 2.8.1's LCD, whose timing we must reproduce to the T-cycle, including
+//! its simplifications:
+//!
+//! * The controller is a small state machine stepped by [`Lcd::tick`]. Each call moves
+//!   the internal dot clock forward and performs **at most one** state transition, even
+//!   when the clock has run past several deadlines. The scheduler then sees a negative
+//!   [`Lcd::cycles_to_interrupt`] and comes back after 4 cycles to perform the next one.
+//! * A whole scanline is drawn at once, when mode 0 (HBlank) begins, from the registers
+//!   and memory as they are at that moment.
+//! * Line timing: mode 2 is 80 dots, mode 3 is 172 dots plus a penalty for objects and
+//!   fine scroll, mode 0 fills the rest. LY advances 4 dots before the next mode 2.
+//! * The first frame after the LCD is switched on starts in mode 0, skips the first
+//!   mode 2, runs every line 4 dots shorter and is shown blank (Pan Docs, LCDC.7).
+//!
+//! Pixel drawing lives in `render.rs`.
+
+mod pyboy_state;
+mod render;
+
+pub use pyboy_state::{PYBOY_LCD_SECTION_LEN, PYBOY_RENDERER_SECTION_LEN};
+
+use crate::state::{StateReader, StateWriter};
+use crate::CoreError;
+
+/// T-cycles per frame with the LCD on (154 lines of 456 dots).
+pub const FRAME_CYCLES: u64 = 70224;
+pub const SCREEN_W: usize = 160;
+pub const SCREEN_H: usize = 144;
+
+const IRQ_VBLANK: u8 = 1 << 0;
+const IRQ_STAT: u8 = 1 << 1;
+
+/// What the deadline `clock_target` stands for, besides entering `next_mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Step {
+    /// Enter `next_mode`.
+    Mode = 0,
+    /// End of HBlank: LY moves to the next line (4 dots before its mode 2).
+    NextLine = 1,
+    /// The delayed start of mode 2 on a new line.
+    Oam = 2,
+}
+
+impl Step {
+    fn from_u8(v: u8) -> Result<Step, CoreError> {
+        match v {
+            0 => Ok(Step::Mode),
+            1 => Ok(Step::NextLine),
+            2 => Ok(Step::Oam),
+            _ => Err(CoreError::State(format!("bad LCD step {v}"))),
+        }
+    }
+}
+
+pub struct Lcd {
+    pub vram: [u8; 0x2000],
+    pub oam: [u8; 0xA0],
+    /// Interrupt requests raised since the last [`Lcd::take_irq`] (bit0 VBlank, bit1 STAT).
+    pub irq: u8,
+
+    // ---- registers ----
+    lcdc: u8,
+    /// STAT as read back, without the override: bit 7 set, bits 3-6 enables,
+    /// bit 2 coincidence, bits 0-1 mode.
+    stat: u8,
+    /// Current mode (kept separately from `stat` as the state machine's own copy).
+    mode: u8,
+    /// Level of the internal STAT interrupt line; interrupts fire on rising edges.
+    stat_line: bool,
+    scy: u8,
+    scx: u8,
+    ly: u8,
+    lyc: u8,
+    wy: u8,
+    wx: u8,
+    bgp: u8,
+    obp0: u8,
+    obp1: u8,
+
+    // ---- timing ----
+    /// Absolute cycle of the previous [`Lcd::tick`].
+    last_now: u64,
+    /// Dots since the start of the frame (wrapping arithmetic, as in the oracle).
+    clock: u64,
+    /// Dot at which the next transition is due.
+    clock_target: u64,
+    next_mode: u8,
+    step: Step,
+    /// Mode 3 length adjustment computed when mode 3 began (signed).
+    mode3_extra: i16,
+    frame_done: bool,
+    /// The frame after the LCD was switched on (shorter lines, shown blank).
+    first_frame: bool,
+    /// LCD switched on; restart the state machine at the next tick.
+    restart_pending: bool,
+    /// The next STAT read reports mode 0 (LYC written while the LCD was off).
+    stat_mode_override: bool,
+    lyc_written_while_off: bool,
+    to_interrupt: i64,
+    to_frame: i64,
+
+    // ---- renderer ----
+    render: bool,
+    /// WY matched LY at some point of this frame (Pan Docs, "Window").
+    window_armed: bool,
+    /// The window's internal line counter (incremented before use).
+    window_line: i32,
+    /// Per line: SCX, SCY, WX, WY, LCDC & 0x10 as they were when the line was drawn.
+    line_params: [[u8; 5]; SCREEN_H],
+    rgba: Vec<u8>,
+    shades: Vec<u8>,
+    /// Per pixel: 1 where the background/window colour index was 0.
+    bg_zero: Vec<u8>,
+}
+
+impl Default for Lcd {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Lcd {
+    /// Power-on state: LCD off, BGP=FC, OBP0=OBP1=FF, STAT=80, screen all zero bytes.
+    pub fn new() -> Lcd {
+        Lcd {
+            vram: [0; 0x2000],
+            oam: [0; 0xA0],
+            irq: 0,
+            lcdc: 0,
+            stat: 0x80,
+            mode: 0,
+            stat_line: false,
+            scy: 0,
+            scx: 0,
+            ly: 0,
+            lyc: 0,
+            wy: 0,
+            wx: 0,
+            bgp: 0xFC,
+            obp0: 0xFF,
+            obp1: 0xFF,
+            last_now: 0,
+            clock: 0,
+            clock_target: FRAME_CYCLES,
+            next_mode: 2,
+            step: Step::Mode,
+            mode3_extra: 0,
+            frame_done: false,
+            first_frame: false,
+            restart_pending: false,
+            stat_mode_override: false,
+            lyc_written_while_off: false,
+            to_interrupt: 0,
+            to_frame: FRAME_CYCLES as i64,
+            render: true,
+            window_armed: false,
+            window_line: 0,
+            line_params: [[0; 5]; SCREEN_H],
+            rgba: vec![0; SCREEN_W * SCREEN_H * 4],
+            shades: vec![0; SCREEN_W * SCREEN_H],
+            bg_zero: vec![0; SCREEN_W * SCREEN_H],
+        }
+    }
+
+    #[inline]
+    pub fn take_irq(&mut self) -> u8 {
+        std::mem::take(&mut self.irq)
+    }
+
+    #[inline]
+    fn enabled(&self) -> bool {
+        self.lcdc & 0x80 != 0
+    }
+
+    // ------------------------------------------------------------------ STAT line
+
+    /// Recompute the STAT interrupt line; request the interrupt on a rising edge.
+    fn refresh_stat_line(&mut self) {
+        // Mode sources: bit 3 HBlank, bit 4 VBlank, bit 5 OAM; mode 3 has none.
+        let mode_src = self.mode != 3 && self.stat & (1 << (self.mode + 3)) != 0;
+        let lyc_src = self.stat & 0x44 == 0x44;
+        let line = mode_src || lyc_src;
+        if line && !self.stat_line {
+            self.irq |= IRQ_STAT;
+        }
+        self.stat_line = line;
+    }
+
+    /// Enter `mode`; nothing at all happens if it is already the current mode.
+    fn enter_mode(&mut self, mode: u8) {
+        if self.mode != mode {
+            self.mode = mode;
+            self.stat = (self.stat & 0xFC) | mode;
+            self.refresh_stat_line();
+        }
+    }
+
+    /// Update the LY=LYC coincidence flag (only meaningful with the LCD on).
+    fn compare_lyc(&mut self) {
+        if self.ly == self.lyc {
+            self.stat |= 0x04;
+        } else {
+            self.stat &= !0x04;
+        }
+        self.refresh_stat_line();
+    }
+
+    // ------------------------------------------------------------------ timing
+
+    /// Catch up to absolute cycle `now`.
+    pub fn tick(&mut self, now: u64) {
+        let elapsed = now.wrapping_sub(self.last_now);
+        if elapsed == 0 {
+            // Nothing happens, not even a refresh of the cached distances.
+            return;
+        }
+        self.last_now = now;
+        self.clock = self.clock.wrapping_add(elapsed);
+        if self.clock >= self.clock_target {
+            self.transition();
+        }
+        self.to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
+        self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
+    }
+
+    /// Perform the one transition whose deadline has passed.
+    fn transition(&mut self) {
+        if !self.enabled() {
+            // LCD off: a "frame" still ends every 70224 cycles, showing a blank screen.
+            self.frame_done = true;
+            self.clock %= FRAME_CYCLES;
+            self.clock_target = FRAME_CYCLES;
+            self.blank_screen();
+            return;
+        }
+        if self.restart_pending {
+            // First tick after switching on: line 0 starts in mode 0, without mode 2.
+            self.restart_pending = false;
+            self.frame_done = true;
+            self.ly = 0;
+            self.clock = 0;
+            self.clock_target = 76;
+            self.next_mode = 3;
+            self.step = Step::Mode;
+            self.enter_mode(0);
+            self.window_armed = self.wy == 0;
+            self.compare_lyc();
+            return;
+        }
+        if self.ly == 153 {
+            if self.first_frame && self.clock_target < FRAME_CYCLES {
+                // The start-up frame is 8 dots short; pad its last line.
+                self.clock_target = FRAME_CYCLES;
+            } else {
+                self.frame_done = true;
+                self.ly = 0;
+                self.clock %= FRAME_CYCLES;
+                self.first_frame = false;
+                self.clock_target = self.clock_target % FRAME_CYCLES + 80;
+                self.next_mode = 3;
+                self.step = Step::Mode;
+                self.enter_mode(2);
+                self.window_armed = self.wy == 0;
+                self.compare_lyc();
+            }
+            return;
+        }
+        match self.step {
+            Step::NextLine => {
+                self.ly = self.ly.wrapping_add(1);
+                if self.first_frame {
+                    // Coincidence drops now; it is compared again when mode 2 starts.
+                    self.stat &= !0x04;
+                    self.refresh_stat_line();
+                } else {
+                    self.compare_lyc();
+                }
+                self.clock_target = self.clock_target.wrapping_add(4);
+                self.step = Step::Oam;
+            }
+            Step::Oam => {
+                self.enter_mode(2);
+                if self.first_frame {
+                    self.compare_lyc();
+                }
+                self.clock_target = self.clock_target.wrapping_add(80);
+                self.next_mode = 3;
+                self.step = Step::Mode;
+                self.window_armed |= self.wy == self.ly;
+            }
+            Step::Mode => {
+                self.enter_mode(self.next_mode);
+                match self.mode {
+                    2 => {
+                        // Only reachable from a restored state with next_mode 2: the
+                        // oracle then also advances LY here.
+                        self.ly = self.ly.wrapping_add(1);
+                        self.clock_target = self.clock_target.wrapping_add(80);
+                        self.next_mode = 3;
+                        self.step = Step::Mode;
+                        self.compare_lyc();
+                        self.window_armed |= self.wy == self.ly;
+                    }
+                    3 => {
+                        self.mode3_extra = self.mode3_adjustment(self.ly);
+                        let len = (172 + self.mode3_extra as i64) as u64;
+                        self.clock_target = self.clock_target.wrapping_add(len);
+                        self.next_mode = 0;
+                        self.step = Step::Mode;
+                    }
+                    0 => {
+                        let rest = if self.ly < 143 || self.first_frame {
+                            200
+                        } else {
+                            204
+                        };
+                        let len = (rest - self.mode3_extra as i64) as u64;
+                        self.clock_target = self.clock_target.wrapping_add(len);
+                        if self.ly < 143 {
+                            self.next_mode = 2;
+                            self.step = Step::NextLine;
+                        } else {
+                            self.next_mode = 1;
+                            self.step = Step::Mode;
+                        }
+                        self.hblank_line();
+                    }
+                    _ => {
+                        // Mode 1: one VBlank line.
+                        self.clock_target = self.clock_target.wrapping_add(456);
+                        self.next_mode = 1;
+                        self.step = Step::Mode;
+                        self.ly = self.ly.wrapping_add(1);
+                        self.compare_lyc();
+                        if self.ly == 144 {
+                            // The OAM (mode 2) STAT source also fires at VBlank start.
+                            if self.stat & 0x20 != 0 && !self.stat_line {
+                                self.irq |= IRQ_STAT;
+                            }
+                            self.irq |= IRQ_VBLANK;
+                            self.window_armed = false;
+                            if self.first_frame {
+                                self.blank_screen();
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Extra mode 3 dots for line `ly` (objects on the line, and SCX fine scroll).
+    fn mode3_adjustment(&self, ly: u8) -> i16 {
+        let mut extra = self.object_penalty(ly as i32);
+        if !self.first_frame {
+            extra += ((self.scx as i32 & 7) + 3) / 4 * 4;
+        }
+        extra as i16
+    }
+
+    /// Mode 3 dots added by the objects of line `ly` (PyBoy's approximation).
+    fn object_penalty(&self, ly: i32) -> i32 {
+        if self.lcdc & 0x02 == 0 {
+            return 0;
+        }
+        let height = if self.lcdc & 0x04 != 0 { 16 } else { 8 };
+        let mut found = 0;
+        let mut groups = 0;
+        let mut dots = 0;
+        // One bit per possible X (0..=255) already seen on this line.
+        let mut seen = [0u64; 4];
+        for entry in self.oam.chunks_exact(4) {
+            let top = entry[0] as i32 - 16;
+            if top <= ly && ly < top + height {
+                let x = entry[1] as i32;
+                if x < 168 {
+                    dots += 6;
+                    let (word, bit) = ((x >> 6) as usize, 1u64 << (x & 63));
+                    if seen[word] & bit == 0 {
+                        seen[word] |= bit;
+                        groups += 1;
+                        let align = 5 - ((x + self.scx as i32 - 8) & 7);
+                        if align > 0 {
+                            dots += align;
+                        }
+                    }
+                }
+                found += 1;
+                if found == 10 {
+                    break;
+                }
+            }
+        }
+        if found == 0 {
+            return 0;
+        }
+        if groups == 0 {
+            // Only off-screen objects: mode 3 gets one M-cycle shorter.
+            return -4;
+        }
+        (dots - 7).max(0)
+    }
+
+    /// Mode 0 just began on line LY: record the line's parameters and draw it.
+    fn hblank_line(&mut self) {
+        let ly = self.ly as usize;
+        if ly < SCREEN_H {
+            self.line_params[ly] = [self.scx, self.scy, self.wx, self.wy, self.lcdc & 0x10];
+        }
+        if self.render {
+            self.draw_line(self.ly);
+        }
+    }
+
+    /// PyBoy's `lcd._cycles_to_interrupt`: dots to the next transition as of the last
+    /// tick (stale between ticks; negative when a transition is overdue).
+    #[inline]
+    pub fn cycles_to_interrupt(&self) -> i64 {
+        self.to_interrupt
+    }
+
+    /// PyBoy's `lcd._cycles_to_frame`: cycles to the end of the frame as of the last tick
+    /// (set to 0 when the LCD is switched off).
+    #[inline]
+    pub fn cycles_to_frame(&self) -> i64 {
+        self.to_frame
+    }
+
+    #[inline]
+    pub fn frame_done(&self) -> bool {
+        self.frame_done
+    }
+
+    #[inline]
+    pub fn set_frame_done(&mut self, v: bool) {
+        self.frame_done = v;
+    }
+
+    /// PyBoy: `lcd.disable_renderer = not render`. Skipped lines leave the screen as it was.
+    #[inline]
+    pub fn set_render(&mut self, render: bool) {
+        self.render = render;
+    }
+
+    // ------------------------------------------------------------------ registers
+
+    fn write_lcdc(&mut self, value: u8) {
+        let was_on = self.enabled();
+        self.lcdc = value;
+        let on = self.enabled();
+        if was_on && !on {
+            // Switching off: LY to 0 (no LYC check), clock to 0, mode 0. The STAT line
+            // follows the mode change but no interrupt is delivered.
+            self.clock = 0;
+            self.clock_target = 0;
+            self.to_frame = 0;
+            let saved = self.irq;
+            self.enter_mode(0);
+            self.irq = saved;
+            self.ly = 0;
+        } else if !was_on && on {
+            // Switching on: the state machine restarts at the next tick.
+            self.clock_target = 0;
+            self.first_frame = true;
+            self.restart_pending = true;
+            if self.lyc_written_while_off {
+                self.stat_mode_override = true;
+                self.lyc_written_while_off = false;
+            }
+            if self.stat & 0x40 != 0 {
+                self.compare_lyc();
+            }
+        }
+    }
+
+    /// Read FF40-FF4B. `now` is PyBoy's `cpu.cycles`, `offset` its `memory_access_offset`.
+    /// FF46 (DMA) belongs to the system: this catches the LCD up and returns 0xFF.
+    pub fn read_register(&mut self, addr: u16, now: u64, offset: u64) -> u8 {
+        self.tick(now.wrapping_add(offset));
+        if addr == 0xFF41 && self.stat_mode_override {
+            self.stat_mode_override = false;
+            return self.stat & 0xFC;
+        }
+        self.peek_register(addr)
+    }
+
+    /// Register value without side effects (STAT as the next read would see it).
+    pub fn peek_register(&self, addr: u16) -> u8 {
+        match addr {
+            0xFF40 => self.lcdc,
+            0xFF41 => {
+                if self.stat_mode_override {
+                    self.stat & 0xFC
+                } else {
+                    self.stat
+                }
+            }
+            0xFF42 => self.scy,
+            0xFF43 => self.scx,
+            0xFF44 => self.ly,
+            0xFF45 => self.lyc,
+            0xFF47 => self.bgp,
+            0xFF48 => self.obp0,
+            0xFF49 => self.obp1,
+            0xFF4A => self.wy,
+            0xFF4B => self.wx,
+            _ => 0xFF,
+        }
+    }
+
+    /// Write FF40-FF4B (`now` = PyBoy's `cpu.cycles`; register writes see no offset).
+    /// FF46 only catches the LCD up: the DMA transfer itself is the system's.
+    pub fn write_register(&mut self, addr: u16, value: u8, now: u64) {
+        self.tick(now);
+        match addr {
+            0xFF40 => self.write_lcdc(value),
+            0xFF41 => {
+                // Bits 3-6 are writable; bit 7 and the read-only bits 0-2 are kept.
+                self.stat = (self.stat & 0x87) | (value & 0x78);
+                self.refresh_stat_line();
+            }
+            0xFF42 => self.scy = value,
+            0xFF43 => self.scx = value,
+            0xFF45 => {
+                self.lyc = value;
+                if self.enabled() {
+                    self.compare_lyc();
+                } else {
+                    self.lyc_written_while_off = true;
+                }
+            }
+            0xFF47 => self.bgp = value,
+            0xFF48 => self.obp0 = value,
+            0xFF49 => self.obp1 = value,
+            0xFF4A => self.wy = value,
+            0xFF4B => self.wx = value,
+            _ => {}
+        }
+    }
+
+    // ------------------------------------------------------------------ VRAM / OAM
+
+    /// Dots left until the current deadline is at most 4 (and not overdue).
+    #[inline]
+    fn within_4_of_target(&self) -> bool {
+        self.clock <= self.clock_target && self.clock_target - self.clock <= 4
+    }
+
+    /// CPU read of 8000-9FFF. Accesses with a zero offset are not timed (no lock).
+    pub fn read_vram(&mut self, addr: u16, now: u64, offset: u64) -> u8 {
+        if offset != 0 {
+            self.tick(now.wrapping_add(offset));
+            if self.enabled() && (self.mode == 3 || (self.mode == 2 && self.within_4_of_target())) {
+                return 0xFF;
+            }
+        }
+        self.vram[(addr & 0x1FFF) as usize]
+    }
+
+    /// CPU write of 8000-9FFF (dropped during mode 3 when timed).
+    pub fn write_vram(&mut self, addr: u16, value: u8, now: u64, offset: u64) {
+        if offset != 0 {
+            self.tick(now.wrapping_add(offset));
+            if self.enabled() && self.mode == 3 {
+                return;
+            }
+        }
+        self.vram[(addr & 0x1FFF) as usize] = value;
+    }
+
+    /// The LCD's part of an OAM read: whether the PPU blocks it (read gives 0xFF).
+    /// The system must not call this for reads made by the OAM DMA itself.
+    pub fn oam_read_locked(&mut self, now: u64, offset: u64) -> bool {
+        if offset == 0 {
+            return false;
+        }
+        self.tick(now.wrapping_add(offset));
+        self.enabled()
+            && (self.mode == 2 || self.mode == 3 || (self.first_frame && self.step == Step::Oam))
+    }
+
+    /// The LCD's part of an OAM write: whether the PPU blocks it (write dropped).
+    pub fn oam_write_locked(&mut self, now: u64, offset: u64) -> bool {
+        if offset == 0 {
+            return false;
+        }
+        self.tick(now.wrapping_add(offset));
+        self.enabled()
+            && (self.mode == 3
+                || (self.mode == 2 && !(self.first_frame && self.within_4_of_target())))
+    }
+
+    // ------------------------------------------------------------------ debugging
+
+    /// Current LY (no side effects).
+    pub fn ly(&self) -> u8 {
+        self.ly
+    }
+
+    /// Current STAT mode (0-3).
+    pub fn mode(&self) -> u8 {
+        self.mode
+    }
+
+    /// Per line: SCX, SCY, WX, WY and LCDC & 0x10 (0 or 16, as PyBoy stores it) as they were when the line was drawn
+    /// (PyBoy's `_scanlineparameters`, used by `screen.tilemap_position_list`).
+    pub fn line_parameters(&self) -> &[[u8; 5]; SCREEN_H] {
+        &self.line_params
+    }
+
+    // ------------------------------------------------------------------ save state
+
+    pub fn save_state(&self, w: &mut StateWriter) {
+        w.bytes(&self.vram);
+        w.bytes(&self.oam);
+        w.u8(self.irq);
+        for v in [
+            self.lcdc,
+            self.stat,
+            self.mode,
+            self.scy,
+            self.scx,
+            self.ly,
+            self.lyc,
+            self.wy,
+            self.wx,
+            self.bgp,
+            self.obp0,
+            self.obp1,
+            self.next_mode,
+            self.step as u8,
+        ] {
+            w.u8(v);
+        }
+        w.bool(self.stat_line);
+        w.u64(self.last_now);
+        w.u64(self.clock);
+        w.u64(self.clock_target);
+        w.i64(self.mode3_extra as i64);
+        for b in [
+            self.frame_done,
+            self.first_frame,
+            self.restart_pending,
+            self.stat_mode_override,
+            self.lyc_written_while_off,
+            self.render,
+            self.window_armed,
+        ] {
+            w.bool(b);
+        }
+        w.i64(self.to_interrupt);
+        w.i64(self.to_frame);
+        w.i64(self.window_line as i64);
+        for p in &self.line_params {
+            w.buf.extend_from_slice(p);
+        }
+        w.bytes(&self.rgba);
+        w.bytes(&self.shades);
+        w.bytes(&self.bg_zero);
+    }
+
+    pub fn load_state(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        let mut n = Lcd::new();
+        n.vram.copy_from_slice(r.bytes_exact(0x2000)?);
+        n.oam.copy_from_slice(r.bytes_exact(0xA0)?);
+        n.irq = r.u8()?;
+        n.lcdc = r.u8()?;
+        n.stat = r.u8()?;
+        n.mode = r.u8()?;
+        n.scy = r.u8()?;
+        n.scx = r.u8()?;
+        n.ly = r.u8()?;
+        n.lyc = r.u8()?;
+        n.wy = r.u8()?;
+        n.wx = r.u8()?;
+        n.bgp = r.u8()?;
+        n.obp0 = r.u8()?;
+        n.obp1 = r.u8()?;
+        n.next_mode = r.u8()?;
+        n.step = Step::from_u8(r.u8()?)?;
+        if n.mode > 3 || n.next_mode > 3 {
+            return Err(CoreError::State("bad LCD mode".into()));
+        }
+        n.stat_line = r.bool()?;
+        n.last_now = r.u64()?;
+        n.clock = r.u64()?;
+        n.clock_target = r.u64()?;
+        let extra = r.i64()?;
+        n.mode3_extra = i16::try_from(extra)
+            .map_err(|_| CoreError::State(format!("bad mode 3 adjustment {extra}")))?;
+        n.frame_done = r.bool()?;
+        n.first_frame = r.bool()?;
+        n.restart_pending = r.bool()?;
+        n.stat_mode_override = r.bool()?;
+        n.lyc_written_while_off = r.bool()?;
+        n.render = r.bool()?;
+        n.window_armed = r.bool()?;
+        n.to_interrupt = r.i64()?;
+        n.to_frame = r.i64()?;
+        let wl = r.i64()?;
+        n.window_line =
+            i32::try_from(wl).map_err(|_| CoreError::State(format!("bad window line {wl}")))?;
+        for p in n.line_params.iter_mut() {
+            for b in p.iter_mut() {
+                *b = r.u8()?;
+            }
+        }
+        n.rgba
+            .copy_from_slice(r.bytes_exact(SCREEN_W * SCREEN_H * 4)?);
+        n.shades
+            .copy_from_slice(r.bytes_exact(SCREEN_W * SCREEN_H)?);
+        n.bg_zero
+            .copy_from_slice(r.bytes_exact(SCREEN_W * SCREEN_H)?);
+        *self = n;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

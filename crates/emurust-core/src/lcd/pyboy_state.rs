@@ -1,0 +1,168 @@
+//! PyBoy 2.8.1 save-state sections of the LCD (format version 29, DMG), so that states
+//! can be exchanged with PyBoy. PyBoy writes two sections: the LCD's (after the CPU and
+//! OAM DMA fields) and, after the sound's, the renderer's (screen and window flag).
+//!
+//! Loading reproduces what PyBoy does when it loads a state into a running instance:
+//! LCDC goes through the normal register write (with its on/off side effects, the
+//! interrupt discarded), the STAT line is recomputed from the stored STAT, the cached
+//! distances are recomputed from the clocks, and state PyBoy does not store (the mode 3
+//! adjustment unless in mode 3, the window line counter, the STAT-read override, the
+//! "LYC written while off" flag, render on/off) keeps the value it had before loading.
+
+use super::{Lcd, Step, FRAME_CYCLES, SCREEN_H, SCREEN_W};
+use crate::state::{StateReader, StateWriter};
+use crate::CoreError;
+
+/// Byte length of PyBoy's LCD section for a DMG.
+pub const PYBOY_LCD_SECTION_LEN: usize =
+    0x2000 + 0xA0 + 4 + 1 + 2 + 5 + SCREEN_H * 5 + 3 + 3 + 24 + 2;
+/// Byte length of PyBoy's renderer section.
+pub const PYBOY_RENDERER_SECTION_LEN: usize = SCREEN_W * SCREEN_H * 5 + 1;
+
+/// PyBoy's CGB-only "object priority mode" byte, constant on a DMG.
+const OBJECT_PRIORITY_MODE: u8 = 0xFF;
+
+fn flag(r: &mut StateReader) -> Result<bool, CoreError> {
+    // PyBoy reads its booleans as bytes: any non-zero value is true.
+    Ok(r.u8()? != 0)
+}
+
+impl Lcd {
+    pub fn save_pyboy_lcd(&self, w: &mut StateWriter) {
+        w.buf.extend_from_slice(&self.vram);
+        w.buf.extend_from_slice(&self.oam);
+        for v in [
+            self.lcdc, self.bgp, self.obp0, self.obp1, self.stat, self.ly, self.lyc,
+        ] {
+            w.u8(v);
+        }
+        for v in [self.scy, self.scx, self.wy, self.wx, OBJECT_PRIORITY_MODE] {
+            w.u8(v);
+        }
+        for p in &self.line_params {
+            w.buf.extend_from_slice(p);
+        }
+        w.u8(0); // CGB
+        w.u8(0); // downgraded from CGB
+        w.u8(0); // speed shift
+        w.bool(self.frame_done);
+        w.bool(self.first_frame);
+        w.bool(self.restart_pending);
+        w.u64(self.last_now);
+        w.u64(self.clock);
+        w.u64(self.clock_target);
+        w.u8(self.next_mode);
+        w.u8(self.step as u8);
+    }
+
+    pub fn save_pyboy_renderer(&self, w: &mut StateWriter) {
+        for i in 0..SCREEN_W * SCREEN_H {
+            w.buf.extend_from_slice(&self.rgba[i * 4..i * 4 + 4]);
+            w.u8(self.bg_zero[i]);
+        }
+        w.bool(self.window_armed);
+    }
+
+    /// Load PyBoy's LCD section into this (running) LCD, as PyBoy would.
+    pub fn load_pyboy_lcd(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        if r.remaining() < PYBOY_LCD_SECTION_LEN {
+            return Err(CoreError::State("truncated PyBoy LCD section".into()));
+        }
+        let mut vram = [0u8; 0x2000];
+        for b in vram.iter_mut() {
+            *b = r.u8()?;
+        }
+        let mut oam = [0u8; 0xA0];
+        for b in oam.iter_mut() {
+            *b = r.u8()?;
+        }
+        let lcdc = r.u8()?;
+        let (bgp, obp0, obp1) = (r.u8()?, r.u8()?, r.u8()?);
+        let stat = r.u8()?;
+        let (ly, lyc) = (r.u8()?, r.u8()?);
+        let (scy, scx, wy, wx) = (r.u8()?, r.u8()?, r.u8()?, r.u8()?);
+        let _object_priority_mode = r.u8()?;
+        let mut params = [[0u8; 5]; SCREEN_H];
+        for p in params.iter_mut() {
+            for b in p.iter_mut() {
+                *b = r.u8()?;
+            }
+        }
+        let (cgb, downgraded, speed_shift) = (r.u8()?, r.u8()?, r.u8()?);
+        if cgb != 0 || downgraded != 0 || speed_shift != 0 {
+            return Err(CoreError::State("PyBoy state of a Game Boy Color".into()));
+        }
+        let (frame_done, first_frame, restart) = (flag(r)?, flag(r)?, flag(r)?);
+        let (last_now, clock, clock_target) = (r.u64()?, r.u64()?, r.u64()?);
+        let next_mode = r.u8()?;
+        let step = match r.u8()? {
+            0 => Step::Mode,
+            1 => Step::NextLine,
+            2 => Step::Oam,
+            v => {
+                return Err(CoreError::State(format!(
+                    "PyBoy LCD transition {v} (CGB only)"
+                )))
+            }
+        };
+        if next_mode > 3 {
+            return Err(CoreError::State(format!("PyBoy LCD next mode {next_mode}")));
+        }
+
+        // All validated: apply in PyBoy's order.
+        self.vram = vram;
+        self.oam = oam;
+        let irq = self.irq;
+        self.write_lcdc(lcdc);
+        self.bgp = bgp;
+        self.obp0 = obp0;
+        self.obp1 = obp1;
+        self.stat = stat;
+        self.mode = stat & 3;
+        self.stat_line = false;
+        self.refresh_stat_line();
+        self.irq = irq;
+        self.ly = ly;
+        self.lyc = lyc;
+        self.scy = scy;
+        self.scx = scx;
+        self.wy = wy;
+        self.wx = wx;
+        self.line_params = params;
+        self.frame_done = frame_done;
+        self.first_frame = first_frame;
+        self.restart_pending = restart;
+        self.last_now = last_now;
+        self.clock = clock;
+        self.clock_target = clock_target;
+        self.to_interrupt = clock_target.wrapping_sub(clock) as i64;
+        self.to_frame = FRAME_CYCLES.wrapping_sub(clock) as i64;
+        self.next_mode = next_mode;
+        self.step = step;
+        if self.mode == 3 {
+            self.mode3_extra = self.mode3_adjustment(self.ly);
+        }
+        Ok(())
+    }
+
+    /// Load PyBoy's renderer section (screen, per-pixel colour-0 flags, window flag).
+    pub fn load_pyboy_renderer(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        if r.remaining() < PYBOY_RENDERER_SECTION_LEN {
+            return Err(CoreError::State("truncated PyBoy renderer section".into()));
+        }
+        for i in 0..SCREEN_W * SCREEN_H {
+            for k in 0..4 {
+                self.rgba[i * 4 + k] = r.u8()?;
+            }
+            self.bg_zero[i] = r.u8()? & 1;
+            self.shades[i] = match self.rgba[i * 4..i * 4 + 4] {
+                [0x99, 0x99, 0x99, 0xFF] => 1,
+                [0x55, 0x55, 0x55, 0xFF] => 2,
+                [0x00, 0x00, 0x00, 0xFF] => 3,
+                _ => 0,
+            };
+        }
+        self.window_armed = flag(r)?;
+        Ok(())
+    }
+}
