@@ -89,7 +89,7 @@ def make_pyboy(rom_path: str):
     return _pyboy.PyBoy(rom_path, window="null")
 
 
-def snapshot_pyboy(pb, screen: bool) -> Snapshot:
+def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0) -> Snapshot:
     rf = pb.register_file
     regs = {"a": rf.A, "f": rf.F, "b": rf.B, "c": rf.C, "d": rf.D, "e": rf.E, "hl": rf.HL, "sp": rf.SP, "pc": rf.PC}
     buf = io.BytesIO()
@@ -100,17 +100,27 @@ def snapshot_pyboy(pb, screen: bool) -> Snapshot:
         data = bytearray(pb.memory[lo:hi]) if hi - lo > 1 else bytearray([pb.memory[lo]])
         if name == "IO":
             for addr in _PYBOY_STATE_IO:
-                data[addr - lo] = state[_PYBOY_STAT_OFFSET]
+                if lo <= addr < hi:
+                    data[addr - lo] = state[_PYBOY_STAT_OFFSET]
         regions[name] = bytes(data)
     cycles = struct.unpack_from("<Q", state, _PYBOY_CYCLES_OFFSET)[0]
-    return Snapshot(regs, regions, screen=pb.screen.ndarray.copy() if screen else None, cycles=cycles)
+    return Snapshot(regs, regions, cart_ram=_pyboy_cart_ram(pb, cart_ram_banks), screen=pb.screen.ndarray.copy() if screen else None, cycles=cycles)
+
+
+def _pyboy_cart_ram(pb, banks: int) -> bytes:
+    """The first `banks` 8 KiB banks of PyBoy's cartridge RAM (its bounds check admits one too many)."""
+    out = bytearray()
+    for bank in range(banks):
+        # PyBoy's banked slices must end inside the bank: read the last byte on its own.
+        out += bytes(pb.memory[bank, 0xA000:0xBFFF]) + bytes([pb.memory[bank, 0xBFFF]])
+    return bytes(out)
 
 
 def snapshot_emurust(gb, screen: bool) -> Snapshot:
     r = gb.registers()
     regs = {k: r[k] for k in REGISTERS}
     regions = {name: gb.read(lo, hi - lo) for name, (lo, hi) in REGIONS.items()}
-    return Snapshot(regs, regions, screen=gb.screen_rgba() if screen else None, cycles=gb.cycles)
+    return Snapshot(regs, regions, cart_ram=bytes(gb.cartridge_ram()), screen=gb.screen_rgba() if screen else None, cycles=gb.cycles)
 
 
 def first_divergence(frame: int, ours: Snapshot, ref: Snapshot) -> Optional[Divergence]:
@@ -124,6 +134,12 @@ def first_divergence(frame: int, ours: Snapshot, ref: Snapshot) -> Optional[Dive
         if a != b:
             i = next(i for i in range(len(a)) if a[i] != b[i])
             return Divergence(frame, name, f"{lo + i:#06x}", a[i], b[i])
+    if ours.cart_ram != ref.cart_ram:
+        a, b = ours.cart_ram, ref.cart_ram
+        if len(a) != len(b):
+            return Divergence(frame, "cartridge RAM", "size", len(a), len(b))
+        i = next(i for i in range(len(a)) if a[i] != b[i])
+        return Divergence(frame, "cartridge RAM", f"bank {i // 0x2000} {0xA000 + i % 0x2000:#06x}", a[i], b[i])
     if ours.screen is not None and ref.screen is not None and not np.array_equal(ours.screen, ref.screen):
         ys, xs = np.nonzero(np.any(ours.screen != ref.screen, axis=-1))
         y, x = int(ys[0]), int(xs[0])

@@ -80,7 +80,7 @@ def rollout(
             pb.tick(1, render)
             serial_pb += pb._serial().encode("latin-1")
             if frame % compare_every == 0 or frame == frames:
-                d = first_divergence(frame, snapshot_emurust(gb, render), snapshot_pyboy(pb, render))
+                d = first_divergence(frame, snapshot_emurust(gb, render), snapshot_pyboy(pb, render, len(gb.cartridge_ram()) // 0x2000))
                 if d is None and bytes(gb.serial_output()) != bytes(serial_pb):
                     d = Divergence(frame, "serial", "output so far", bytes(gb.serial_output())[-40:], bytes(serial_pb)[-40:])
                 if d is not None:
