@@ -5,6 +5,7 @@ cd "$(dirname "$0")"
 B=build
 mkdir -p $B
 sdasgb -o $B/crt0.rel common/crt0.s
+sdasgb -o $B/fast.rel common/fast.s
 CF="-msm83 --std-c11 --opt-code-size -Icommon"
 
 build() { # name title carttype rombanks ramcode
@@ -13,7 +14,7 @@ build() { # name title carttype rombanks ramcode
     sdcc $CF -I$B/$name -c common/common.c -o $B/$name/common.rel
     sdcc $CF -I$B/$name -c $name/$name.c -o $B/$name/$name.rel
     sdcc -msm83 --no-std-crt0 --code-loc 0x0150 --data-loc 0xC200 \
-        -o $B/$name/$name.ihx $B/crt0.rel $B/$name/common.rel $B/$name/$name.rel
+        -o $B/$name/$name.ihx $B/crt0.rel $B/fast.rel $B/$name/common.rel $B/$name/$name.rel
     python3 tools/mkrom.py $name.gb $B/$name/$name.ihx "$2" $3 $4 $5 $B/$name/bank*.bin
 }
 

@@ -77,18 +77,6 @@ void set_bank(uint8_t b)
     *(volatile uint8_t *)0x2000 = b;
 }
 
-void vcopy(volatile uint8_t *dst, const uint8_t *src, uint16_t n)
-{
-    while (n--)
-        *dst++ = *src++;
-}
-
-void vfill(volatile uint8_t *dst, uint8_t v, uint16_t n)
-{
-    while (n--)
-        *dst++ = v;
-}
-
 uint8_t char_tile(char c)
 {
     if (c >= '0' && c <= '9')
@@ -152,13 +140,6 @@ void hw_init(void)
     __asm__("ei");
 }
 
-void oam_clear(void)
-{
-    uint8_t i;
-    for (i = 0; i < 160; i++)
-        shadow_oam[i] = 0;
-}
-
 void oam_set(uint8_t i, uint8_t x, uint8_t y, uint8_t tile, uint8_t attr)
 {
     uint8_t *o = &shadow_oam[i << 2];
@@ -188,4 +169,37 @@ void vq_flush(void)
     for (i = 0; i < vq_n; i++)
         *vq_addr[i] = vq_val[i];
     vq_n = 0;
+}
+
+/* 5 decimal digits as font tile indices; subtraction avoids slow 16-bit division */
+void fmt5(char *dst, uint16_t v)
+{
+    static const uint16_t pow10[4] = {10000, 1000, 100, 10};
+    uint8_t i, d;
+    for (i = 0; i < 4; i++) {
+        d = 1;
+        while (v >= pow10[i]) {
+            v -= pow10[i];
+            d++;
+        }
+        *dst++ = (char)d;
+    }
+    *dst = (char)(v + 1);
+}
+
+/* "SC 00000 HI 00000 L3" */
+void hud_fill(char *hud)
+{
+    hud[0] = (char)char_tile('S');
+    hud[1] = (char)char_tile('C');
+    hud[2] = 0;
+    fmt5(hud + 3, G.score);
+    hud[8] = 0;
+    hud[9] = (char)char_tile('H');
+    hud[10] = (char)char_tile('I');
+    hud[11] = 0;
+    fmt5(hud + 12, G.hiscore);
+    hud[17] = 0;
+    hud[18] = (char)char_tile('L');
+    hud[19] = (char)(G.lives + 1);
 }

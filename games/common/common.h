@@ -71,7 +71,7 @@ typedef struct {
 #define ST_PLAY 1
 #define ST_OVER 2
 
-volatile gstate_t __at(0xC000) G;
+gstate_t __at(0xC000) G;
 uint8_t __at(0xC100) shadow_oam[160];   /* page aligned: DMA source 0xC100 */
 
 /* set by crt0 */
@@ -105,4 +105,6 @@ uint8_t char_tile(char c);
 /* deferred VRAM writes, flushed right after VBlank starts */
 void vq_put(volatile uint8_t *addr, uint8_t v);
 void vq_flush(void);
+void fmt5(char *dst, uint16_t v);
+void hud_fill(char *hud);
 #endif

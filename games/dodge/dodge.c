@@ -29,20 +29,12 @@ static void hud_prepare(void)
 {
     uint8_t i;
     const char *t;
-    uint16_t v;
     if (G.state == ST_OVER) {
         t = "GAME OVER - START   ";
         for (i = 0; i < 20; i++)
             hud[i] = (char)char_tile(t[i]);
     } else {
-        /* "SC 00000 HI 00000 L3" */
-        hud[0] = (char)char_tile('S'); hud[1] = (char)char_tile('C'); hud[2] = 0;
-        v = G.score;
-        for (i = 7; i >= 3; i--) { hud[i] = (char)(v % 10 + 1); v /= 10; }
-        hud[8] = 0; hud[9] = (char)char_tile('H'); hud[10] = (char)char_tile('I'); hud[11] = 0;
-        v = G.hiscore;
-        for (i = 16; i >= 12; i--) { hud[i] = (char)(v % 10 + 1); v /= 10; }
-        hud[17] = 0; hud[18] = (char)char_tile('L'); hud[19] = (char)(G.lives + 1);
+        hud_fill(hud);
     }
     hud_dirty = 1;
 }
