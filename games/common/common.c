@@ -51,17 +51,6 @@ void pad_update(void)
         rng_mix(DIV);       /* button timing feeds the RNG */
 }
 
-uint8_t rnd(void)
-{
-    uint16_t x = G.rng;
-    /* xorshift16 (7,9,8) */
-    x ^= x << 7;
-    x ^= x >> 9;
-    x ^= x << 8;
-    G.rng = x;
-    return (uint8_t)(x ^ (x >> 8));
-}
-
 void rng_mix(uint8_t v)
 {
     G.rng ^= ((uint16_t)v << 8) | (uint8_t)(v ^ 0x5A);

@@ -63,3 +63,32 @@ _oam_clear::
 	dec c
 	jr nz, 1$
 	ret
+
+;; uint8_t rnd(void): xorshift16 (7,9,8) on G.rng (0xC00B, u16 LE); returns lo^hi in A
+_rnd::
+	ld hl, #0xC00B
+	ld a, (hl+)
+	ld e, a
+	ld d, (hl)
+	;; x ^= x << 7   ((x << 8) >> 1: hi ^= lo >> 1, lo ^= lo << 7)
+	ld a, e
+	srl a
+	xor d
+	ld d, a
+	ld a, #0
+	rra
+	xor e
+	ld e, a
+	;; x ^= x >> 9   (lo ^= hi >> 1)
+	ld a, d
+	srl a
+	xor e
+	ld e, a
+	;; x ^= x << 8   (hi ^= lo)
+	xor d
+	ld d, a
+	ld (hl), d
+	dec hl
+	ld (hl), e
+	xor e
+	ret

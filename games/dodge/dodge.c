@@ -44,12 +44,9 @@ static void draw_starfield(void)
     uint16_t i;
     uint8_t r, x, y;
     vfill(MAP0, 0, 1024);
-    for (i = 0; i < 1024; i++) {
+    for (i = 0; i < 110; i++) {
         r = rnd();
-        if (r < 20)
-            MAP0[i] = 40;
-        else if (r < 28)
-            MAP0[i] = 41;
+        MAP0[((uint16_t)(rnd() & 3) << 8) | r] = (r & 3) ? 40 : 41;
     }
     /* a few 2x2 nebulae: rocks (BG-priority sprites) slide behind them */
     for (i = 0; i < 6; i++) {
