@@ -56,6 +56,7 @@ def rollout(
     render_every: int = 1,
     compare_every: int = 1,
     progress: Optional[Callable[[int], None]] = None,
+    before_frame: Optional[Callable[[object, int], None]] = None,
 ) -> RolloutResult:
     """Run `frames` frames on both emulators; compare after every `compare_every` frames.
 
@@ -76,6 +77,8 @@ def rollout(
                 getattr(gb, f"button_{action}")(button)
                 getattr(pb, f"button_{action}")(button)
             render = render_every > 0 and frame % render_every == 0
+            if before_frame:
+                before_frame(gb, frame)
             gb.tick(1, render)
             pb.tick(1, render)
             serial_pb += pb._serial().encode("latin-1")
