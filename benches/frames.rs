@@ -8,7 +8,9 @@ use emurust_core::GameBoy;
 
 fn bench_rom() -> Arc<[u8]> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../roms/bench.gb");
-    std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e} (build it with bash roms/build.sh)")).into()
+    std::fs::read(path)
+        .unwrap_or_else(|e| panic!("{path}: {e} (build it with bash roms/build.sh)"))
+        .into()
 }
 
 fn frames(c: &mut Criterion) {
@@ -16,7 +18,11 @@ fn frames(c: &mut Criterion) {
     let mut group = c.benchmark_group("frames");
     group.throughput(Throughput::Elements(60));
     for render in [false, true] {
-        let name = if render { "render_every_frame" } else { "no_render" };
+        let name = if render {
+            "render_every_frame"
+        } else {
+            "no_render"
+        };
         let mut gb = GameBoy::new(rom.clone(), None).unwrap();
         gb.tick(120, false); // past start-up
         group.bench_function(name, |b| {

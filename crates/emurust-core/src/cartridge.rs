@@ -178,7 +178,11 @@ impl Cartridge {
         let offset = addr as usize & (RAM_BANK_SIZE - 1);
         match self.mapper {
             Mapper::Mbc1 | Mapper::Mbc1Multicart => {
-                let bank = if self.mbc1_mode == 1 { self.mbc1_upper as usize % self.ram_banks } else { 0 };
+                let bank = if self.mbc1_mode == 1 {
+                    self.mbc1_upper as usize % self.ram_banks
+                } else {
+                    0
+                };
                 self.ram[bank * RAM_BANK_SIZE + offset]
             }
             Mapper::Mbc2 => self.ram[addr as usize & 0x01FF] | 0xF0,
@@ -188,7 +192,10 @@ impl Cartridge {
                         return rtc.read_register(self.ram_bank);
                     }
                 }
-                self.ram.get(self.ram_bank as usize * RAM_BANK_SIZE + offset).copied().unwrap_or(0)
+                self.ram
+                    .get(self.ram_bank as usize * RAM_BANK_SIZE + offset)
+                    .copied()
+                    .unwrap_or(0)
             }
         }
     }

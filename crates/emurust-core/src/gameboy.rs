@@ -436,6 +436,14 @@ impl Bus for SystemBus {
     }
 }
 
+/// A decoded machine state waiting to replace the current one.
+struct Decoded {
+    cpu: Cpu,
+    halted_after_ei: bool,
+    frames: u64,
+    bus: SystemBus,
+}
+
 /// A Game Boy: CPU and system bus, stepped frame by frame.
 pub struct GameBoy {
     pub cpu: Cpu,
@@ -474,7 +482,7 @@ impl GameBoy {
             pc_trace_next: 0,
         };
         if !with_boot {
-            crate::postboot::apply(&mut gb);
+            crate::postboot::apply(&mut gb)?;
         }
         Ok(gb)
     }
@@ -489,22 +497,47 @@ impl GameBoy {
         self.bus.apu.set_sampling(render);
         self.bus.lcd.set_frame_done(false);
         while !self.bus.lcd.frame_done() {
-            let b = &self.bus;
-            // The LCD's distances go negative when it lags; then the slice is the minimum.
-            let budget = (b.timer.cycles_to_interrupt() as i64)
-                .min(b.lcd.cycles_to_interrupt())
-                .min(b.lcd.cycles_to_frame())
-                .min(b.apu.cycles_to_interrupt() as i64)
-                .min(b.serial.cycles_to_interrupt() as i64)
-                .max(4) as u64;
-            self.run_slice(budget);
-            let now = self.bus.cycles;
-            if self.bus.dma.active && !self.bus.dma.reading {
-                self.bus.dma_catch_up(now, 0, 0);
-            }
-            self.sync_devices(now);
+            self.run_slice_and_sync();
         }
         self.frames += 1;
+    }
+
+    /// One turn of the scheduler: a CPU slice as long as the nearest device event allows,
+    /// then every device catches up.
+    fn run_slice_and_sync(&mut self) {
+        let b = &self.bus;
+        // The LCD's distances go negative when it lags; then the slice is the minimum.
+        let budget = (b.timer.cycles_to_interrupt() as i64)
+            .min(b.lcd.cycles_to_interrupt())
+            .min(b.lcd.cycles_to_frame())
+            .min(b.apu.cycles_to_interrupt() as i64)
+            .min(b.serial.cycles_to_interrupt() as i64)
+            .max(4) as u64;
+        self.run_slice(budget);
+        let now = self.bus.cycles;
+        if self.bus.dma.active && !self.bus.dma.reading {
+            self.bus.dma_catch_up(now, 0, 0);
+        }
+        self.sync_devices(now);
+    }
+
+    /// Run the boot ROM until it unmaps itself, stopping at the end of that scheduler slice
+    /// (mid-frame). Returns false if it is still mapped after `max_frames` frames.
+    /// Used to derive the post-boot state; the next `run_frame` finishes the frame.
+    pub fn run_until_boot_rom_unmapped(&mut self, max_frames: u32) -> bool {
+        for _ in 0..max_frames {
+            self.bus.lcd.set_render(false);
+            self.bus.apu.set_sampling(false);
+            self.bus.lcd.set_frame_done(false);
+            while !self.bus.lcd.frame_done() {
+                self.run_slice_and_sync();
+                if !self.bus.boot_rom_mapped {
+                    return true;
+                }
+            }
+            self.frames += 1;
+        }
+        false
     }
 
     /// Run `frames` frames, drawing only the last one if `render`.
@@ -646,6 +679,13 @@ impl GameBoy {
         let mut w = StateWriter::new();
         w.buf.extend_from_slice(Self::STATE_MAGIC);
         w.u64(self.bus.cart.fingerprint());
+        self.write_machine(&mut w);
+        self.bus.cart.save_state(&mut w);
+        w.buf
+    }
+
+    /// Everything but the cartridge.
+    fn write_machine(&self, w: &mut StateWriter) {
         let r = &self.cpu.r;
         for v in [r.a, r.f, r.b, r.c, r.d, r.e, r.h, r.l] {
             w.u8(v);
@@ -672,13 +712,11 @@ impl GameBoy {
         w.u8(b.dma.source);
         w.u8(b.dma.index);
         w.u64(b.dma.start);
-        b.timer.save_state(&mut w);
-        b.serial.save_state(&mut w);
-        b.joypad.save_state(&mut w);
-        b.lcd.save_state(&mut w);
-        b.apu.save_state(&mut w);
-        b.cart.save_state(&mut w);
-        w.buf
+        b.timer.save_state(w);
+        b.serial.save_state(w);
+        b.joypad.save_state(w);
+        b.lcd.save_state(w);
+        b.apu.save_state(w);
     }
 
     /// Restore a state made by [`save_state`](Self::save_state) for the same ROM. On error the
@@ -696,6 +734,59 @@ impl GameBoy {
                 "the state was saved with a different ROM".into(),
             ));
         }
+        let mut decoded = self.read_machine(&mut r)?;
+        decoded.bus.cart.load_state(&mut r)?;
+        if r.remaining() != 0 {
+            return Err(CoreError::State(format!(
+                "{} unexpected bytes at the end",
+                r.remaining()
+            )));
+        }
+        self.commit(decoded);
+        Ok(())
+    }
+
+    /// Restore everything but the cartridge from `data` (the machine part of a state).
+    pub fn load_machine_state(&mut self, data: &[u8]) -> Result<(), CoreError> {
+        let mut r = StateReader::new(data);
+        let decoded = self.read_machine(&mut r)?;
+        if r.remaining() != 0 {
+            return Err(CoreError::State(format!(
+                "{} unexpected bytes at the end",
+                r.remaining()
+            )));
+        }
+        self.commit(decoded);
+        Ok(())
+    }
+
+    /// The machine part of the post-boot state, from running `boot_rom` until it unmaps itself,
+    /// with VRAM and the picture blanked (see [`crate::postboot`]).
+    pub fn postboot_snapshot(boot_rom: Arc<[u8]>) -> Result<Vec<u8>, CoreError> {
+        let mut rom = vec![0u8; 0x8000];
+        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+        rom[0x150..0x152].copy_from_slice(&[0x18, 0xFE]);
+        let mut x: u8 = 0;
+        for b in &rom[0x134..0x14D] {
+            x = x.wrapping_sub(*b).wrapping_sub(1);
+        }
+        rom[0x14D] = x;
+        let mut gb = GameBoy::new(rom.into(), Some(boot_rom))?;
+        if !gb.run_until_boot_rom_unmapped(1000) {
+            return Err(CoreError::BootRom(
+                "the boot ROM did not unmap itself within 1000 frames".into(),
+            ));
+        }
+        gb.bus.lcd.clear_graphics();
+        gb.frames = 0;
+        let mut w = StateWriter::new();
+        gb.write_machine(&mut w);
+        Ok(w.buf)
+    }
+
+    /// Decode the machine part into fresh components (the cartridge is cloned from `self`), so
+    /// that a failure leaves `self` untouched.
+    fn read_machine(&self, r: &mut StateReader) -> Result<Decoded, CoreError> {
         let mut cpu = Cpu::new();
         let mut regs = [0u8; 8];
         for v in regs.iter_mut() {
@@ -704,7 +795,7 @@ impl GameBoy {
         let [a, f, b, c, d, e, h, l] = regs;
         cpu.r = Registers {
             a,
-            f,
+            f: f & 0xF0,
             b,
             c,
             d,
@@ -725,7 +816,6 @@ impl GameBoy {
         let halted_after_ei = r.bool()?;
         let frames = r.u64()?;
 
-        // Decode into a scratch copy of the bus so a failure leaves `self` untouched.
         let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone());
         bus.cycles = r.u64()?;
         bus.if_reg = r.u8()? & 0x1F;
@@ -747,24 +837,25 @@ impl GameBoy {
             return Err(CoreError::State("OAM DMA index out of range".into()));
         }
         bus.dma.start = r.u64()?;
-        bus.timer.load_state(&mut r)?;
-        bus.serial.load_state(&mut r)?;
-        bus.joypad.load_state(&mut r)?;
-        bus.lcd.load_state(&mut r)?;
-        bus.apu.load_state(&mut r)?;
-        bus.cart.load_state(&mut r)?;
-        if r.remaining() != 0 {
-            return Err(CoreError::State(format!(
-                "{} unexpected bytes at the end",
-                r.remaining()
-            )));
-        }
+        bus.timer.load_state(r)?;
+        bus.serial.load_state(r)?;
+        bus.joypad.load_state(r)?;
+        bus.lcd.load_state(r)?;
+        bus.apu.load_state(r)?;
+        Ok(Decoded {
+            cpu,
+            halted_after_ei,
+            frames,
+            bus,
+        })
+    }
+
+    fn commit(&mut self, mut d: Decoded) {
         // Output logs are not machine state: keep them.
-        bus.serial.restore_sent(self.bus.serial.take_sent());
-        self.cpu = cpu;
-        self.bus = bus;
-        self.halted_after_ei = halted_after_ei;
-        self.frames = frames;
-        Ok(())
+        d.bus.serial.restore_sent(self.bus.serial.take_sent());
+        self.cpu = d.cpu;
+        self.bus = d.bus;
+        self.halted_after_ei = d.halted_after_ei;
+        self.frames = d.frames;
     }
 }

@@ -311,6 +311,12 @@ impl PyGameBoy {
         flat.reshape([144, 160])
     }
 
+    /// Development aid: run the boot ROM until it unmaps itself (mid-frame). See the core docs.
+    fn _run_until_boot_rom_unmapped(&mut self, max_frames: u32) -> PyResult<bool> {
+        let gb = &mut self.gb;
+        guarded("boot", || gb.run_until_boot_rom_unmapped(max_frames))
+    }
+
     /// Addresses of the last 32 instructions executed, oldest first.
     fn pc_trace(&self) -> Vec<u16> {
         self.gb.pc_trace()
@@ -320,6 +326,15 @@ impl PyGameBoy {
     fn title(&self) -> String {
         self.gb.bus.cart.header().title.clone()
     }
+}
+
+/// Development aid for tools/gen_postboot.py: the machine part of the post-boot state, from
+/// running `boot_rom` until it unmaps itself.
+#[pyfunction]
+fn _postboot_snapshot<'py>(py: Python<'py>, boot_rom: Vec<u8>) -> PyResult<Bound<'py, PyBytes>> {
+    let snap =
+        guarded("boot", || CoreGameBoy::postboot_snapshot(boot_rom.into()))?.map_err(to_py)?;
+    Ok(PyBytes::new(py, &snap))
 }
 
 fn check_addr(addr: i64) -> PyResult<()> {
@@ -340,6 +355,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BUTTONS", BUTTON_NAMES.to_vec())?;
     let _ = button::A;
     m.add_class::<PyGameBoy>()?;
+    m.add_function(wrap_pyfunction!(_postboot_snapshot, m)?)?;
     vectors::register(m)?;
     Ok(())
 }

@@ -19,6 +19,9 @@ from .compare import (
     snapshot_pyboy,
 )
 
+#: Frames PyBoy's DMG boot ROM fills completely; it unmaps itself during the next one.
+BOOT_FRAMES = 64
+
 BUTTON_NAMES = ("right", "left", "up", "down", "a", "b", "select", "start")
 
 
@@ -57,6 +60,7 @@ def rollout(
     compare_every: int = 1,
     progress: Optional[Callable[[int], None]] = None,
     before_frame: Optional[Callable[[object, int], None]] = None,
+    boot_rom: bool = True,
 ) -> RolloutResult:
     """Run `frames` frames on both emulators; compare after every `compare_every` frames.
 
@@ -67,8 +71,12 @@ def rollout(
 
     with open(pyboy_boot_rom_path(), "rb") as f:
         boot = f.read()
-    gb = emurust.GameBoy(rom_path, boot_rom=boot)
+    gb = emurust.GameBoy(rom_path, boot_rom=boot if boot_rom else None)
     pb = make_pyboy(rom_path)
+    skip = () if boot_rom else ("VRAM",)
+    if not boot_rom:
+        pb.tick(BOOT_FRAMES, False)
+        pb._serial()
     schedule = button_schedule(seed, frames) if seed is not None else [[] for _ in range(frames)]
     serial_pb = bytearray()
     try:
@@ -76,14 +84,19 @@ def rollout(
             for action, button in schedule[frame - 1]:
                 getattr(gb, f"button_{action}")(button)
                 getattr(pb, f"button_{action}")(button)
-            render = render_every > 0 and frame % render_every == 0
+            render = render_every > 0 and frame % render_every == 0 and boot_rom
             if before_frame:
                 before_frame(gb, frame)
             gb.tick(1, render)
             pb.tick(1, render)
             serial_pb += pb._serial().encode("latin-1")
             if frame % compare_every == 0 or frame == frames:
-                d = first_divergence(frame, snapshot_emurust(gb, render), snapshot_pyboy(pb, render, len(gb.cartridge_ram()) // 0x2000))
+                d = first_divergence(
+                    frame,
+                    snapshot_emurust(gb, render),
+                    snapshot_pyboy(pb, render, len(gb.cartridge_ram()) // 0x2000),
+                    skip=skip,
+                )
                 if d is None and bytes(gb.serial_output()) != bytes(serial_pb):
                     d = Divergence(frame, "serial", "output so far", bytes(gb.serial_output())[-40:], bytes(serial_pb)[-40:])
                 if d is not None:

@@ -614,6 +614,15 @@ impl Lcd {
 
     // ------------------------------------------------------------------ save state
 
+    /// Blank VRAM and the picture buffers (used for the post-boot state, which must not carry
+    /// the boot ROM's graphics).
+    pub fn clear_graphics(&mut self) {
+        self.vram.fill(0);
+        self.rgba.fill(0);
+        self.shades.fill(0);
+        self.bg_zero.fill(0);
+    }
+
     pub fn save_state(&self, w: &mut StateWriter) {
         w.bytes(&self.vram);
         w.bytes(&self.oam);
