@@ -455,6 +455,8 @@ pub struct GameBoy {
     /// Addresses of the last instructions executed (a ring), for divergence reports.
     pc_trace: [u16; PC_TRACE_LEN],
     pc_trace_next: usize,
+    /// Instructions executed since power-on (statistics; not part of save states).
+    pub instructions: u64,
 }
 
 pub const PC_TRACE_LEN: usize = 32;
@@ -480,6 +482,7 @@ impl GameBoy {
             frames: 0,
             pc_trace: [0; PC_TRACE_LEN],
             pc_trace_next: 0,
+            instructions: 0,
         };
         if !with_boot {
             crate::postboot::apply(&mut gb)?;
@@ -630,6 +633,7 @@ impl GameBoy {
     }
 
     fn execute_instruction(&mut self) {
+        self.instructions += 1;
         self.pc_trace[self.pc_trace_next] = self.cpu.r.pc;
         self.pc_trace_next = (self.pc_trace_next + 1) % PC_TRACE_LEN;
         let bus = &mut self.bus;

@@ -127,6 +127,12 @@ impl PyGameBoy {
         self.gb.frames
     }
 
+    /// Instructions executed since this emulator was created (statistics only).
+    #[getter]
+    fn instructions(&self) -> u64 {
+        self.gb.instructions
+    }
+
     #[getter]
     fn cycles(&self) -> u64 {
         self.gb.bus.cycles
