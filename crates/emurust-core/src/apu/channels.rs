@@ -8,6 +8,15 @@
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
 
+/// A channel's timer period from a save state (must be positive: the timers divide by it).
+fn load_period(r: &mut StateReader) -> Result<i64, CoreError> {
+    let p = r.i64()?;
+    if !(1..=0x8000).contains(&p) {
+        return Err(CoreError::State(format!("APU: bad channel period {p}")));
+    }
+    Ok(p)
+}
+
 /// Length timer (NRx1 load, NRx4 bit 6 enable). It counts down on the frame sequencer's
 /// odd steps; reaching zero switches the channel off.
 #[derive(Clone, Debug, Default)]
@@ -125,7 +134,7 @@ pub(super) struct Pulse {
     pub on: bool,
     /// Countdown to the next duty step, in T-cycles.
     pub countdown: i64,
-    /// T-cycles per duty step: 4 * (2048 - freq).
+    /// T-cycles per duty step: 4 * (2048 - freq), but 4 at power-on (as in PyBoy).
     pub step_cycles: i64,
     pub step: u8,
 }
@@ -223,6 +232,7 @@ impl Pulse {
         w.u8(self.length_load);
         self.env.save(w);
         w.u16(self.freq);
+        w.i64(self.step_cycles);
         self.length.save(w);
         w.bool(self.on);
         w.i64(self.countdown);
@@ -233,8 +243,9 @@ impl Pulse {
         self.duty = r.u8()? & 3;
         self.length_load = r.u8()?;
         self.env.load(r)?;
-        let freq = r.u16()? & 0x7FF;
-        self.set_freq(freq);
+        self.freq = r.u16()? & 0x7FF;
+        // Saved, not derived: until NRx3/NRx4 are first written it is 4, not 4 * 2048.
+        self.step_cycles = load_period(r)?;
         self.length.load(r)?;
         self.on = r.bool()?;
         self.countdown = r.i64()?;
@@ -549,6 +560,7 @@ impl Wave {
         w.u8(self.level);
         w.u8(self.level_shift);
         w.u16(self.freq);
+        w.i64(self.step_cycles);
         self.length.save(w);
         w.bool(self.on);
         w.i64(self.countdown);
@@ -562,8 +574,8 @@ impl Wave {
         self.length_load = r.u8()?;
         self.level = r.u8()? & 3;
         self.level_shift = r.u8()?.min(4);
-        let freq = r.u16()? & 0x7FF;
-        self.set_freq(freq);
+        self.freq = r.u16()? & 0x7FF;
+        self.step_cycles = load_period(r)?;
         self.length.load(r)?;
         self.on = r.bool()?;
         self.countdown = r.i64()?;
