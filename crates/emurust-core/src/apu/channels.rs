@@ -184,9 +184,9 @@ impl Pulse {
                 self.length.remaining = 64 - self.length_load as i64;
             }
             2 => {
-                if self.env.write(v) {
-                    self.on = false;
-                }
+                // Turning the DAC off switches the channel off.
+                let dac_off = self.env.write(v);
+                self.on &= !dac_off;
             }
             3 => self.set_freq(self.freq & 0x700 | v as u16),
             4 => {
@@ -484,7 +484,7 @@ impl Wave {
         if self.on && self.countdown == 1 {
             // DMG quirk: retriggering just as CH3 is about to fetch corrupts the first
             // bytes of wave RAM with the block being fetched.
-            let next_byte = (((self.pos as usize) + 1) / 2) & 0x0F;
+            let next_byte = (self.pos as usize).div_ceil(2) & 0x0F;
             if next_byte < 4 {
                 self.ram[0] = self.ram[next_byte];
             } else {
@@ -650,9 +650,9 @@ impl Noise {
                 self.length.remaining = 64 - self.length_load as i64;
             }
             2 => {
-                if self.env.write(v) {
-                    self.on = false;
-                }
+                // Turning the DAC off switches the channel off.
+                let dac_off = self.env.write(v);
+                self.on &= !dac_off;
             }
             3 => self.set_nr43(v),
             4 => {
