@@ -16,8 +16,10 @@
 //!
 //! Who calls what (the system bus, at the moments PyBoy's Motherboard does):
 //! - `tick(cpu_cycles)` at the end of every CPU slice;
-//! - `read`/`write` for FF10-FF3F: both catch up to `now` themselves first (PyBoy ticks the
-//!   sound unit before every such access), so the bus must not skip them;
+//! - `read`/`write` for FF10-FF3F: both catch up to `now` themselves first, exactly once, as
+//!   PyBoy does before every such access; the bus must NOT call `tick(now)` right before them
+//!   as well: an extra (even empty) catch-up closes CH3's wave-RAM access window, so the
+//!   number of catch-ups is observable;
 //! - `on_div_write` for an FF04 write, after the timer caught up to `now` and before it is
 //!   reset (it also catches up itself);
 //! - `set_sampling`/`clear_samples` at the start of each frame (PyBoy's `_tick`).
@@ -153,9 +155,13 @@ impl Apu {
 
     /// Catch up to absolute cycle `now`.
     pub fn tick(&mut self, now: u64) {
-        let mut left = now.saturating_sub(self.caught_up_to);
-        self.caught_up_to = now;
+        // Every catch-up, even an empty one, closes CH3's wave-RAM window (PyBoy does so).
         self.ch3.fetch_window = false;
+        if now <= self.caught_up_to {
+            return; // nothing to do (and never run backwards)
+        }
+        let mut left = now - self.caught_up_to;
+        self.caught_up_to = now;
         while left > 0 {
             let mut chunk = left;
             if self.sampling {
