@@ -9,9 +9,7 @@ pub struct StateWriter {
 
 impl StateWriter {
     pub fn new() -> Self {
-        StateWriter {
-            buf: Vec::with_capacity(64 * 1024),
-        }
+        StateWriter { buf: Vec::with_capacity(64 * 1024) }
     }
     pub fn u8(&mut self, v: u8) {
         self.buf.push(v);
@@ -75,10 +73,7 @@ impl<'a> StateReader<'a> {
         match self.u8()? {
             0 => Ok(false),
             1 => Ok(true),
-            v => Err(CoreError::State(format!(
-                "corrupt boolean {v} at offset {}",
-                self.pos - 1
-            ))),
+            v => Err(CoreError::State(format!("corrupt boolean {v} at offset {}", self.pos - 1))),
         }
     }
     pub fn u16(&mut self) -> Result<u16, CoreError> {
@@ -100,9 +95,7 @@ impl<'a> StateReader<'a> {
     pub fn bytes_exact(&mut self, expected: usize) -> Result<&'a [u8], CoreError> {
         let n = self.u32()? as usize;
         if n != expected {
-            return Err(CoreError::State(format!(
-                "block of {n} bytes where {expected} expected"
-            )));
+            return Err(CoreError::State(format!("block of {n} bytes where {expected} expected")));
         }
         self.take(n)
     }
@@ -110,9 +103,7 @@ impl<'a> StateReader<'a> {
     pub fn bytes_max(&mut self, max: usize) -> Result<&'a [u8], CoreError> {
         let n = self.u32()? as usize;
         if n > max {
-            return Err(CoreError::State(format!(
-                "block of {n} bytes exceeds the {max} allowed"
-            )));
+            return Err(CoreError::State(format!("block of {n} bytes exceeds the {max} allowed")));
         }
         self.take(n)
     }
