@@ -24,11 +24,11 @@ fn frames(c: &mut Criterion) {
             "no_render"
         };
         let mut gb = GameBoy::new(rom.clone(), None).unwrap();
-        gb.tick(120, false); // past start-up
+        gb.tick(120, false, false); // past start-up
         group.bench_function(name, |b| {
             b.iter(|| {
                 for _ in 0..60 {
-                    gb.run_frame(render);
+                    gb.run_frame(render, false);
                 }
             })
         });

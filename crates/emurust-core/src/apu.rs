@@ -1,35 +1,525 @@
-//! STUB of the APU interface (the APU helper replaces this file).
+//! The sound unit (APU): registers NR10-NR52 (FF10-FF26), FF27-FF2F, wave RAM (FF30-FF3F),
+//! its frame sequencer (DIV-APU) and the audio samples, behaving exactly like PyBoy 2.8.1's
+//! (DMG, sound emulated, 48000 Hz).
+//!
+//! The APU catches up lazily: `tick(now)` runs it to the absolute T-cycle `now`. It runs in
+//! chunks that end at every audio-sample time and every frame-sequencer time (the targets
+//! are `f64`s, as in PyBoy, so the rounding of the accumulated sample period is reproduced),
+//! whether or not samples are being taken. The chunk boundaries matter to the CPU: on DMG,
+//! wave RAM is reachable while CH3 plays only in the cycle right after a sample fetch, and
+//! that is decided per chunk.
+//!
+//! `cycles_to_interrupt()` is PyBoy's scheduling hint: the ceiling of the nearest of the two
+//! targets, an ABSOLUTE cycle count (PyBoy's Motherboard nevertheless uses it as the length
+//! of the next CPU slice, so it only wins the `min` early on). It is recomputed only at the
+//! end of `tick`, never by register writes, exactly as in PyBoy.
+//!
+//! Who calls what (the system bus, at the moments PyBoy's Motherboard does):
+//! - `tick(cpu_cycles)` at the end of every CPU slice;
+//! - `read`/`write` for FF10-FF3F: both catch up to `now` themselves first, exactly once, as
+//!   PyBoy does before every such access; the bus must NOT call `tick(now)` right before them
+//!   as well: an extra (even empty) catch-up closes CH3's wave-RAM access window, so the
+//!   number of catch-ups is observable;
+//! - `on_div_write` for an FF04 write, after the timer caught up to `now` and before it is
+//!   reset (it also catches up itself);
+//! - `set_sampling`/`clear_samples` at the start of each frame (PyBoy's `_tick`).
+
+mod channels;
+#[cfg(test)]
+mod tests;
+
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
+use channels::{Noise, Pulse, Sweep, Wave};
+
+/// T-cycles per second.
+const CLOCK_HZ: u64 = 4_194_304;
+/// Audio sample rate (PyBoy's default).
+pub const SAMPLE_RATE: u64 = 48_000;
+/// T-cycles between frame-sequencer events (512 Hz).
+const SEQ_PERIOD: u64 = 8192;
+const FRAME_CYCLES: u64 = 70_224;
+/// Samples per frame, rounded up.
+const SAMPLES_PER_FRAME: usize = ((SAMPLE_RATE * FRAME_CYCLES).div_ceil(CLOCK_HZ)) as usize;
+/// Length of the stereo sample buffer in bytes (one spare sample pair, as in PyBoy).
+pub const SAMPLE_BUFFER_LEN: usize = (SAMPLES_PER_FRAME + 1) * 2;
+
+/// Round a (non-negative) target time up to a whole cycle.
+#[inline]
+fn ceil_cycles(t: f64) -> u64 {
+    t.ceil() as u64
+}
+
+/// What the next frame-sequencer event does to the step counter, after NR52 powered the APU
+/// on while DIV's APU bit was high right after an FF04 write.
+const SEQ_NORMAL: u8 = 0;
+/// The next event is swallowed (then `SEQ_HOLD`).
+const SEQ_SKIP: u8 = 2;
+/// The next event does its work without advancing the step (then `SEQ_RESUMED`).
+const SEQ_HOLD: u8 = 1;
+/// Back to normal, but NR52 power-on writes re-align the sequencer (any non-zero value).
+const SEQ_RESUMED: u8 = 3;
 
 pub struct Apu {
-    regs: [u8; 0x30],
+    /// The APU's own time; equal to the CPU's T-cycles once caught up.
+    clock: u64,
+    /// `now` of the previous catch-up.
+    caught_up_to: u64,
+    /// Absolute time of the next audio sample (accumulates 4194304/48000 per sample).
+    next_sample: f64,
+    /// Absolute time of the next frame-sequencer event.
+    next_seq: f64,
+    /// Scheduling hint (see module docs).
+    hint: u64,
+    sampling: bool,
+
+    powered: bool,
+    /// Frame-sequencer step counter (only its low three bits select what is clocked).
+    seq_step: u64,
+    seq_mode: u8,
+    /// An FF04 write hit DIV's APU bit while it was set (cleared by NR14 writes and power-on).
+    div_edge_written: bool,
+    last_div_edge_clock: u64,
+    last_power_off_clock: u64,
+
+    nr50: u8,
+    nr51: u8,
+    ch1: Pulse,
+    sweep: Sweep,
+    ch2: Pulse,
+    ch3: Wave,
+    ch4: Noise,
+
+    samples: [i8; SAMPLE_BUFFER_LEN],
+    samples_len: usize,
+}
+
+impl Default for Apu {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl Apu {
+    /// The APU at power-on (before the boot ROM runs).
     pub fn new() -> Apu {
-        Apu { regs: [0; 0x30] }
+        let next_sample = CLOCK_HZ as f64 / SAMPLE_RATE as f64;
+        let next_seq = SEQ_PERIOD as f64;
+        Apu {
+            clock: 0,
+            caught_up_to: 0,
+            next_sample,
+            next_seq,
+            hint: ceil_cycles(next_sample.min(next_seq)),
+            sampling: true,
+            powered: false,
+            seq_step: 3,
+            seq_mode: SEQ_NORMAL,
+            div_edge_written: false,
+            last_div_edge_clock: 0,
+            last_power_off_clock: 0,
+            nr50: 0,
+            nr51: 0,
+            ch1: Pulse::new(),
+            sweep: Sweep::default(),
+            ch2: Pulse::new(),
+            ch3: Wave::new(),
+            ch4: Noise::new(),
+            samples: [0; SAMPLE_BUFFER_LEN],
+            samples_len: 0,
+        }
     }
-    pub fn tick(&mut self, _now: u64) {}
+
+    /// PyBoy's `sound._cycles_to_interrupt`: ceil of the nearest sample / frame-sequencer
+    /// target as of the last catch-up. An absolute cycle count.
+    #[inline]
     pub fn cycles_to_interrupt(&self) -> u64 {
-        1 << 31
+        self.hint
     }
-    pub fn read(&mut self, addr: u16, _now: u64) -> u8 {
-        self.regs[(addr - 0xFF10) as usize]
+
+    /// Sampling on/off (PyBoy's `disable_sampling = not on`). Besides filling the buffer,
+    /// it changes where catch-up chunks end, which PyBoy lets leak into wave RAM access.
+    pub fn set_sampling(&mut self, on: bool) {
+        self.sampling = on;
     }
-    pub fn write(&mut self, addr: u16, value: u8, _now: u64, _div_counter: u16) {
-        self.regs[(addr - 0xFF10) as usize] = value;
+
+    /// The stereo samples taken since the last `clear_samples` (left, right, left, ...),
+    /// the bytes of PyBoy's `sound.ndarray` (which PyBoy clears at the start of each frame).
+    pub fn samples(&self) -> &[i8] {
+        &self.samples[..self.samples_len]
     }
+
+    pub fn clear_samples(&mut self) {
+        self.samples_len = 0;
+    }
+
+    /// Catch up to absolute cycle `now`.
+    pub fn tick(&mut self, now: u64) {
+        // Every catch-up, even an empty one, closes CH3's wave-RAM window (PyBoy does so).
+        self.ch3.fetch_window = false;
+        if now <= self.caught_up_to {
+            return; // nothing to do (and never run backwards)
+        }
+        let mut left = now - self.caught_up_to;
+        self.caught_up_to = now;
+        while left > 0 {
+            let mut chunk = left;
+            if self.sampling {
+                chunk = chunk.min(ceil_cycles(self.next_sample).wrapping_sub(self.clock));
+            }
+            chunk = chunk.min(ceil_cycles(self.next_seq).wrapping_sub(self.clock));
+            if chunk == 0 {
+                // A target that is due but not yet handled; handle it, advance nothing.
+                // (Unreachable with the targets the APU sets; guarded against a hang.)
+                if !self.run_due_events() {
+                    break;
+                }
+                continue;
+            }
+            if self.powered {
+                self.ch1.advance(chunk);
+                self.sweep.advance(chunk, &mut self.ch1);
+                self.ch2.advance(chunk);
+                self.ch3.advance(chunk);
+                self.ch4.advance(chunk);
+            }
+            self.clock += chunk;
+            left -= chunk;
+            self.run_due_events();
+        }
+        self.hint = ceil_cycles(self.next_sample.min(self.next_seq));
+    }
+
+    /// Frame-sequencer events first, then samples, for everything due at `clock`.
+    fn run_due_events(&mut self) -> bool {
+        let mut any = false;
+        let t = self.clock as f64;
+        while t >= self.next_seq {
+            self.frame_sequencer_event();
+            self.next_seq += SEQ_PERIOD as f64;
+            any = true;
+        }
+        while t >= self.next_sample {
+            if self.sampling {
+                self.take_sample();
+            }
+            self.next_sample += CLOCK_HZ as f64 / SAMPLE_RATE as f64;
+            any = true;
+        }
+        any
+    }
+
+    /// One DIV-APU event (512 Hz): lengths on odd steps, sweep on steps 3 and 7 (mod 8),
+    /// envelopes on step 7. The step counter runs on while the APU is off.
+    fn frame_sequencer_event(&mut self) {
+        match self.seq_mode {
+            SEQ_SKIP | 5 => {
+                self.seq_mode = SEQ_HOLD;
+                return;
+            }
+            SEQ_HOLD => self.seq_mode = SEQ_RESUMED,
+            _ => self.seq_step += 1,
+        }
+        if !self.powered {
+            return;
+        }
+        if self.seq_step & 1 == 1 {
+            for ch in 0..4 {
+                self.clock_length(ch);
+            }
+        }
+        if self.seq_step & 3 == 3 {
+            self.sweep.clock(&mut self.ch1);
+        }
+        if self.seq_step & 7 == 7 {
+            self.ch1.env.clock();
+            self.ch2.env.clock();
+            self.ch4.env.clock();
+        }
+    }
+
+    fn take_sample(&mut self) {
+        let (mut left, mut right) = (0i64, 0i64);
+        if self.powered {
+            let out = [
+                self.ch1.sample(),
+                self.ch2.sample(),
+                self.ch3.sample(),
+                self.ch4.sample(),
+            ];
+            for (n, v) in out.into_iter().enumerate() {
+                if self.nr51 & (0x10 << n) != 0 {
+                    left += v;
+                }
+                if self.nr51 & (0x01 << n) != 0 {
+                    right += v;
+                }
+            }
+        }
+        if self.samples_len >= SAMPLE_BUFFER_LEN {
+            return; // overrun: PyBoy drops the sample
+        }
+        self.samples[self.samples_len] = left.clamp(0, 127) as i8;
+        self.samples[self.samples_len + 1] = right.clamp(0, 127) as i8;
+        self.samples_len += 2;
+    }
+
+    fn length_mut(&mut self, ch: usize) -> &mut channels::Length {
+        match ch {
+            0 => &mut self.ch1.length,
+            1 => &mut self.ch2.length,
+            2 => &mut self.ch3.length,
+            _ => &mut self.ch4.length,
+        }
+    }
+
+    fn clock_length(&mut self, ch: usize) {
+        if self.length_mut(ch).clock() {
+            match ch {
+                0 => self.ch1.on = false,
+                1 => self.ch2.on = false,
+                2 => self.ch3.on = false,
+                _ => self.ch4.on = false,
+            }
+        }
+    }
+
+    /// Read FF10-FF3F (catches up to `now` first).
+    pub fn read(&mut self, addr: u16, now: u64) -> u8 {
+        self.tick(now);
+        self.peek(addr)
+    }
+
+    /// What a read of FF10-FF3F returns now, without catching up (debuggers, Python).
     pub fn peek(&self, addr: u16) -> u8 {
-        self.regs[(addr - 0xFF10) as usize]
+        match addr {
+            0xFF10 => self.sweep.reg(),
+            0xFF11..=0xFF14 => self.ch1.read((addr - 0xFF10) as u8),
+            0xFF15..=0xFF19 => self.ch2.read((addr - 0xFF15) as u8),
+            0xFF1A..=0xFF1E => self.ch3.read((addr - 0xFF1A) as u8),
+            0xFF1F..=0xFF23 => self.ch4.read((addr - 0xFF1F) as u8),
+            0xFF24 => self.nr50,
+            0xFF25 => self.nr51,
+            0xFF26 => {
+                0x70 | (self.powered as u8) << 7
+                    | (self.ch4.on as u8) << 3
+                    | (self.ch3.on as u8) << 2
+                    | (self.ch2.on as u8) << 1
+                    | self.ch1.on as u8
+            }
+            0xFF30..=0xFF3F => self.ch3.ram_read((addr - 0xFF30) as usize),
+            _ => 0xFF,
+        }
     }
-    pub fn on_div_write(&mut self, _now: u64, _div_counter_before: u16) {}
-    pub fn set_sampling(&mut self, _on: bool) {}
+
+    /// Write FF10-FF3F (catches up to `now` first). `div_counter` is the timer's 16-bit
+    /// internal counter as PyBoy's Motherboard sees it at this moment: PyBoy does NOT catch
+    /// the timer up before an FF26 write, so this must be the value as of the timer's last
+    /// catch-up (end of the previous CPU slice or the last FF04-FF07 access). Only FF26 writes
+    /// use it.
+    pub fn write(&mut self, addr: u16, value: u8, now: u64, div_counter: u16) {
+        self.tick(now);
+        let power_on = addr == 0xFF26 && value & 0x80 != 0;
+        if power_on && !self.powered {
+            // Powering on right after an FF04 write that hit DIV's APU bit, while that bit is
+            // set again, makes the frame sequencer swallow its next event.
+            self.seq_mode = if self.div_edge_written && div_counter & 0x1000 != 0 {
+                SEQ_SKIP
+            } else {
+                SEQ_NORMAL
+            };
+        }
+        self.register_write(addr, value);
+        if addr == 0xFF14 {
+            self.div_edge_written = false;
+        }
+        if power_on && self.seq_mode != SEQ_NORMAL {
+            // Re-align the frame sequencer with DIV's next falling APU-bit edge.
+            self.seq_step = 1;
+            let to_edge = 0x2000 - (div_counter & 0x1FFF) as u64;
+            self.next_seq = (self.clock + to_edge) as f64;
+        }
+    }
+
+    /// The register write proper, without the bus's power-on bookkeeping.
+    fn register_write(&mut self, addr: u16, value: u8) {
+        match addr {
+            0xFF10..=0xFF23 => {
+                let off = addr - 0xFF10;
+                let (ch, reg) = ((off / 5) as usize, (off % 5) as u8);
+                // Pan Docs: while the APU is off its registers are read-only, except the
+                // length timers (NRx1) on monochrome models.
+                if self.powered || reg == 1 {
+                    self.channel_write(ch, reg, value, !self.powered);
+                }
+            }
+            0xFF24 if self.powered => self.nr50 = value,
+            0xFF25 if self.powered => self.nr51 = value,
+            0xFF26 => {
+                if value & 0x80 == 0 {
+                    self.power_off();
+                } else if !self.powered {
+                    self.powered = true;
+                    self.seq_step = 0;
+                    self.next_seq = (self.clock + SEQ_PERIOD) as f64;
+                }
+            }
+            0xFF30..=0xFF3F => self.ch3.ram_write((addr - 0xFF30) as usize, value),
+            _ => {}
+        }
+    }
+
+    fn power_off(&mut self) {
+        // Clearing every register goes through the normal write path (while still powered);
+        // the length timers survive on DMG.
+        let kept = [
+            self.ch1.length.remaining,
+            self.ch2.length.remaining,
+            self.ch3.length.remaining,
+            self.ch4.length.remaining,
+        ];
+        for addr in 0xFF10..0xFF26 {
+            self.register_write(addr, 0);
+        }
+        self.ch1.length.remaining = kept[0];
+        self.ch2.length.remaining = kept[1];
+        self.ch3.length.remaining = kept[2];
+        self.ch4.length.remaining = kept[3];
+        self.sweep.check_delay = 0;
+        self.powered = false;
+        self.seq_mode = SEQ_NORMAL;
+        self.last_power_off_clock = self.clock;
+    }
+
+    /// Write register `reg` (0-4) of channel `ch` (0-3), with the extra length clocking
+    /// that an NRx4 write causes in the first half of a length period (Pan Docs,
+    /// "Obscure behavior").
+    fn channel_write(&mut self, ch: usize, reg: u8, v: u8, length_only: bool) {
+        let first_half = self.seq_step & 1 == 1;
+        let before = self.length_mut(ch).clone();
+        let mut clocked_early = false;
+        if reg == 4 && first_half && v & 0xC0 == 0xC0 && !before.enabled && before.remaining > 0 {
+            // Enabling length together with a trigger: clock it once before the trigger.
+            self.length_mut(ch).enabled = true;
+            self.clock_length(ch);
+            self.length_mut(ch).enabled = before.enabled;
+            clocked_early = true;
+        }
+        match ch {
+            0 => {
+                if reg == 0 {
+                    self.sweep.write(v, &mut self.ch1);
+                } else if self.ch1.write(reg, v, length_only) {
+                    self.ch1.trigger();
+                    self.sweep.trigger(&mut self.ch1);
+                }
+            }
+            1 => {
+                if self.ch2.write(reg, v, length_only) {
+                    self.ch2.trigger();
+                }
+            }
+            2 => {
+                if self.ch3.write(reg, v) {
+                    self.ch3.trigger();
+                }
+            }
+            _ => {
+                if self.ch4.write(reg, v) {
+                    self.ch4.trigger();
+                }
+            }
+        }
+        if reg == 4 && first_half {
+            if v & 0x40 != 0 && !clocked_early && (!before.enabled || before.remaining == 0) {
+                self.clock_length(ch);
+            } else if clocked_early && before.remaining == 1 && v & 0x80 != 0 {
+                // The early clock expired the timer; the trigger reloaded it: clock again.
+                self.clock_length(ch);
+            }
+        }
+    }
+
+    /// FF04 write. `div_counter_before` is the timer's 16-bit counter caught up to `now`,
+    /// before the write resets it. Resetting DIV restarts the 512 Hz period, and if DIV's
+    /// APU bit (bit 4 of DIV) was set, the reset is a falling edge: a sequencer event now.
+    pub fn on_div_write(&mut self, now: u64, div_counter_before: u16) {
+        let falling_edge = div_counter_before & 0x1000 != 0;
+        self.tick(now);
+        if falling_edge {
+            self.div_edge_written = true;
+            self.last_div_edge_clock = self.clock;
+            self.frame_sequencer_event();
+        }
+        self.next_seq = (self.clock + SEQ_PERIOD) as f64;
+    }
+
     pub fn save_state(&self, w: &mut StateWriter) {
-        w.bytes(&self.regs);
+        w.u64(self.clock);
+        w.u64(self.caught_up_to);
+        w.f64(self.next_sample);
+        w.f64(self.next_seq);
+        w.u64(self.hint);
+        w.bool(self.sampling);
+        w.bool(self.powered);
+        w.u64(self.seq_step);
+        w.u8(self.seq_mode);
+        w.bool(self.div_edge_written);
+        w.u64(self.last_div_edge_clock);
+        w.u64(self.last_power_off_clock);
+        w.u8(self.nr50);
+        w.u8(self.nr51);
+        self.ch1.save(w);
+        self.sweep.save(w);
+        self.ch2.save(w);
+        self.ch3.save(w);
+        self.ch4.save(w);
+        let bytes: [u8; SAMPLE_BUFFER_LEN] = self.samples.map(|s| s as u8);
+        w.bytes(&bytes[..self.samples_len]);
     }
+
     pub fn load_state(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
-        self.regs.copy_from_slice(r.bytes_exact(0x30)?);
+        let mut a = Apu::new();
+        a.clock = r.u64()?;
+        a.caught_up_to = r.u64()?;
+        a.next_sample = r.f64()?;
+        a.next_seq = r.f64()?;
+        for t in [a.next_sample, a.next_seq] {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(CoreError::State(format!("APU: bad target time {t}")));
+            }
+        }
+        a.hint = r.u64()?;
+        a.sampling = r.bool()?;
+        a.powered = r.bool()?;
+        a.seq_step = r.u64()?;
+        a.seq_mode = r.u8()?;
+        if !matches!(a.seq_mode, 0..=3 | 5) {
+            return Err(CoreError::State(format!(
+                "APU: bad sequencer mode {}",
+                a.seq_mode
+            )));
+        }
+        a.div_edge_written = r.bool()?;
+        a.last_div_edge_clock = r.u64()?;
+        a.last_power_off_clock = r.u64()?;
+        a.nr50 = r.u8()?;
+        a.nr51 = r.u8()?;
+        a.ch1.load(r)?;
+        a.sweep.load(r)?;
+        a.ch2.load(r)?;
+        a.ch3.load(r)?;
+        a.ch4.load(r)?;
+        let data = r.bytes_max(SAMPLE_BUFFER_LEN)?;
+        let n = data.len();
+        if n % 2 != 0 {
+            return Err(CoreError::State(format!("APU: odd sample count {n}")));
+        }
+        for (dst, src) in a.samples.iter_mut().zip(data) {
+            *dst = *src as i8;
+        }
+        a.samples_len = n;
+        *self = a;
         Ok(())
     }
 }

@@ -494,10 +494,13 @@ impl GameBoy {
         self.cpu.r
     }
 
-    /// Run one frame: exactly what one PyBoy `tick()` advances.
-    pub fn run_frame(&mut self, render: bool) {
+    /// Run one frame: exactly what one PyBoy `tick()` advances. `render` draws the picture;
+    /// `sound` samples audio. PyBoy's `tick(n, render, sound=True)` draws and samples only in
+    /// its last frame; sampling changes APU catch-up points, so match it to stay exact.
+    pub fn run_frame(&mut self, render: bool, sound: bool) {
         self.bus.lcd.set_render(render);
-        self.bus.apu.set_sampling(render);
+        self.bus.apu.set_sampling(sound);
+        self.bus.apu.clear_samples();
         self.bus.lcd.set_frame_done(false);
         while !self.bus.lcd.frame_done() {
             self.run_slice_and_sync();
@@ -529,8 +532,10 @@ impl GameBoy {
     /// Used to derive the post-boot state; the next `run_frame` finishes the frame.
     pub fn run_until_boot_rom_unmapped(&mut self, max_frames: u32) -> bool {
         for _ in 0..max_frames {
+            // As PyBoy's tick(1, render=False) (sound sampling on, its default).
             self.bus.lcd.set_render(false);
-            self.bus.apu.set_sampling(false);
+            self.bus.apu.set_sampling(true);
+            self.bus.apu.clear_samples();
             self.bus.lcd.set_frame_done(false);
             while !self.bus.lcd.frame_done() {
                 self.run_slice_and_sync();
@@ -543,10 +548,12 @@ impl GameBoy {
         false
     }
 
-    /// Run `frames` frames, drawing only the last one if `render`.
-    pub fn tick(&mut self, frames: u32, render: bool) {
+    /// Run `frames` frames, drawing only the last one if `render` and sampling audio only in
+    /// the last one if `sound` — exactly PyBoy's `tick(frames, render, sound)`.
+    pub fn tick(&mut self, frames: u32, render: bool, sound: bool) {
         for i in 0..frames {
-            self.run_frame(render && i + 1 == frames);
+            let last = i + 1 == frames;
+            self.run_frame(render && last, sound && last);
         }
     }
 

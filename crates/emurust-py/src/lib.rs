@@ -110,8 +110,8 @@ impl PyGameBoy {
         Ok(PyGameBoy { gb: Box::new(gb) })
     }
 
-    #[pyo3(signature = (frames=1, render=true))]
-    fn tick(&mut self, py: Python<'_>, frames: i64, render: bool) -> PyResult<()> {
+    #[pyo3(signature = (frames=1, render=true, sound=true))]
+    fn tick(&mut self, py: Python<'_>, frames: i64, render: bool, sound: bool) -> PyResult<()> {
         if frames < 0 || frames > u32::MAX as i64 {
             return Err(PyValueError::new_err(format!(
                 "frames must be between 0 and {}, got {frames}",
@@ -119,7 +119,7 @@ impl PyGameBoy {
             )));
         }
         let gb = &mut self.gb;
-        py.allow_threads(|| guarded("tick", || gb.tick(frames as u32, render)))
+        py.allow_threads(|| guarded("tick", || gb.tick(frames as u32, render, sound)))
     }
 
     #[getter]
@@ -321,6 +321,12 @@ impl PyGameBoy {
     fn _run_until_boot_rom_unmapped(&mut self, max_frames: u32) -> PyResult<bool> {
         let gb = &mut self.gb;
         guarded("boot", || gb.run_until_boot_rom_unmapped(max_frames))
+    }
+
+    /// Audio samples of the last sampled frame: int8 stereo interleaved, as PyBoy's
+    /// `sound.ndarray` (flattened).
+    fn sound_samples<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i8>> {
+        PyArray1::from_slice(py, self.gb.bus.apu.samples())
     }
 
     /// Addresses of the last 32 instructions executed, oldest first.

@@ -1,0 +1,722 @@
+//! The four sound generators of the DMG APU and their shared building blocks (length
+//! counter, volume envelope). Pan Docs, "Audio Details", is the spec; the counters use
+//! signed 64-bit arithmetic because that is what PyBoy, our behavioural oracle, keeps.
+//!
+//! Only what the CPU can observe (register reads, NR52 status, wave RAM) and the audio
+//! samples depend on these; the system never reads them directly.
+
+use crate::state::{StateReader, StateWriter};
+use crate::CoreError;
+
+/// A channel's timer period from a save state (must be positive: the timers divide by it).
+fn load_period(r: &mut StateReader) -> Result<i64, CoreError> {
+    let p = r.i64()?;
+    if !(1..=0x8000).contains(&p) {
+        return Err(CoreError::State(format!("APU: bad channel period {p}")));
+    }
+    Ok(p)
+}
+
+/// Length timer (NRx1 load, NRx4 bit 6 enable). It counts down on the frame sequencer's
+/// odd steps; reaching zero switches the channel off.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Length {
+    pub enabled: bool,
+    pub remaining: i64,
+}
+
+impl Length {
+    /// One length clock. Returns true when the timer has just expired.
+    #[inline]
+    pub fn clock(&mut self) -> bool {
+        if self.enabled && self.remaining > 0 {
+            self.remaining -= 1;
+            return self.remaining == 0;
+        }
+        false
+    }
+
+    fn save(&self, w: &mut StateWriter) {
+        w.bool(self.enabled);
+        w.i64(self.remaining);
+    }
+
+    fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        self.enabled = r.bool()?;
+        self.remaining = r.i64()?;
+        Ok(())
+    }
+}
+
+/// Volume envelope (NRx2), used by both pulse channels and the noise channel.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Envelope {
+    pub initial: u8,
+    pub rising: bool,
+    pub pace: u8,
+    /// Countdown to the next volume step; 0 means the envelope has stopped.
+    pub countdown: i64,
+    pub volume: i64,
+}
+
+impl Envelope {
+    pub fn reg(&self) -> u8 {
+        self.initial << 4 | (self.rising as u8) << 3 | self.pace
+    }
+
+    /// Writes NRx2; returns true when the write turns the channel's DAC off (upper five
+    /// bits zero), which disables the channel at once.
+    pub fn write(&mut self, v: u8) -> bool {
+        self.initial = v >> 4;
+        self.rising = v & 0x08 != 0;
+        self.pace = v & 0x07;
+        self.dac_off()
+    }
+
+    pub fn dac_off(&self) -> bool {
+        self.initial == 0 && !self.rising
+    }
+
+    pub fn restart(&mut self) {
+        self.countdown = self.pace as i64;
+        self.volume = self.initial as i64;
+    }
+
+    /// One envelope clock (frame sequencer step 7).
+    pub fn clock(&mut self) {
+        if self.countdown == 0 {
+            return;
+        }
+        self.countdown -= 1;
+        if self.countdown != 0 {
+            return;
+        }
+        let next = self.volume + if self.rising { 1 } else { -1 };
+        if (0..=15).contains(&next) {
+            self.volume = next;
+            self.countdown = self.pace as i64;
+        } else {
+            // Out of range: the envelope stops for good (until the next trigger).
+            self.countdown = 0;
+        }
+    }
+
+    fn save(&self, w: &mut StateWriter) {
+        w.u8(self.initial);
+        w.bool(self.rising);
+        w.u8(self.pace);
+        w.i64(self.countdown);
+        w.i64(self.volume);
+    }
+
+    fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        self.initial = r.u8()? & 0x0F;
+        self.rising = r.bool()?;
+        self.pace = r.u8()? & 0x07;
+        self.countdown = r.i64()?;
+        self.volume = r.i64()?;
+        Ok(())
+    }
+}
+
+/// Duty waveforms; bit `n` is the output at duty step `n` (12.5 %, 25 %, 50 %, 75 %).
+const DUTY_BITS: [u8; 4] = [0b1000_0000, 0b1000_0001, 0b1110_0001, 0b0111_1110];
+
+/// A pulse channel (CH1 without its sweep unit, or CH2).
+#[derive(Clone, Debug)]
+pub(super) struct Pulse {
+    pub duty: u8,
+    pub length_load: u8,
+    pub env: Envelope,
+    /// 11-bit period value from NRx3/NRx4.
+    pub freq: u16,
+    pub length: Length,
+    pub on: bool,
+    /// Countdown to the next duty step, in T-cycles.
+    pub countdown: i64,
+    /// T-cycles per duty step: 4 * (2048 - freq), but 4 at power-on (as in PyBoy).
+    pub step_cycles: i64,
+    pub step: u8,
+}
+
+impl Pulse {
+    pub fn new() -> Self {
+        Pulse {
+            duty: 0,
+            length_load: 0,
+            env: Envelope::default(),
+            freq: 0,
+            length: Length {
+                enabled: false,
+                remaining: 64,
+            },
+            on: false,
+            countdown: 0,
+            step_cycles: 4,
+            step: 0,
+        }
+    }
+
+    pub fn read(&self, reg: u8) -> u8 {
+        match reg {
+            1 => self.duty << 6 | 0x3F,
+            2 => self.env.reg(),
+            4 => (self.length.enabled as u8) << 6 | 0xBF,
+            _ => 0xFF,
+        }
+    }
+
+    fn set_freq(&mut self, freq: u16) {
+        self.freq = freq;
+        self.step_cycles = 4 * (0x800 - freq as i64);
+    }
+
+    /// Register write (reg 1-4). Returns true when NRx4's trigger bit asks for a restart;
+    /// the caller triggers (CH1 also has its sweep unit to restart). While the APU is off
+    /// only NRx1 reaches here, and then the duty bits are not written (`length_only`).
+    pub fn write(&mut self, reg: u8, v: u8, length_only: bool) -> bool {
+        match reg {
+            1 => {
+                if !length_only {
+                    self.duty = v >> 6;
+                }
+                self.length_load = v & 0x3F;
+                self.length.remaining = 64 - self.length_load as i64;
+            }
+            2 => {
+                // Turning the DAC off switches the channel off.
+                let dac_off = self.env.write(v);
+                self.on &= !dac_off;
+            }
+            3 => self.set_freq(self.freq & 0x700 | v as u16),
+            4 => {
+                self.length.enabled = v & 0x40 != 0;
+                self.set_freq((v as u16) << 8 & 0x700 | self.freq & 0xFF);
+                return v & 0x80 != 0;
+            }
+            _ => {}
+        }
+        false
+    }
+
+    pub fn trigger(&mut self) {
+        self.on = !self.env.dac_off();
+        if self.length.remaining == 0 {
+            self.length.remaining = 64;
+        }
+        self.countdown = self.step_cycles;
+        self.env.restart();
+    }
+
+    /// Run the duty timer for `cycles` T-cycles.
+    #[inline]
+    pub fn advance(&mut self, cycles: u64) {
+        self.countdown -= cycles as i64;
+        if self.countdown <= 0 {
+            let edges = (-self.countdown) / self.step_cycles + 1;
+            self.countdown += edges * self.step_cycles;
+            self.step = ((self.step as i64 + edges) & 7) as u8;
+        }
+    }
+
+    pub fn sample(&self) -> i64 {
+        if self.on && DUTY_BITS[self.duty as usize] >> self.step & 1 != 0 {
+            self.env.volume
+        } else {
+            0
+        }
+    }
+
+    pub fn save(&self, w: &mut StateWriter) {
+        w.u8(self.duty);
+        w.u8(self.length_load);
+        self.env.save(w);
+        w.u16(self.freq);
+        w.i64(self.step_cycles);
+        self.length.save(w);
+        w.bool(self.on);
+        w.i64(self.countdown);
+        w.u8(self.step);
+    }
+
+    pub fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        self.duty = r.u8()? & 3;
+        self.length_load = r.u8()?;
+        self.env.load(r)?;
+        self.freq = r.u16()? & 0x7FF;
+        // Saved, not derived: until NRx3/NRx4 are first written it is 4, not 4 * 2048.
+        self.step_cycles = load_period(r)?;
+        self.length.load(r)?;
+        self.on = r.bool()?;
+        self.countdown = r.i64()?;
+        self.step = r.u8()? & 7;
+        Ok(())
+    }
+}
+
+/// CH1's frequency sweep unit (NR10). It acts on the `Pulse` of CH1, which the caller passes.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Sweep {
+    pub pace: u8,
+    pub negate: bool,
+    pub shift: u8,
+    /// Frame-sequencer clocks until the next sweep iteration.
+    pub countdown: i64,
+    /// Internal enable flag, latched at trigger.
+    pub active: bool,
+    pub shadow: i64,
+    /// T-cycles until the delayed second overflow check after reaching period 0x7FF.
+    pub check_delay: i64,
+    /// A calculation in negate mode happened since the last trigger (clearing NR10 bit 3
+    /// afterwards disables the channel).
+    pub negated: bool,
+}
+
+impl Sweep {
+    pub fn reg(&self) -> u8 {
+        0x80 | self.pace << 4 | (self.negate as u8) << 3 | self.shift
+    }
+
+    pub fn write(&mut self, v: u8, ch: &mut Pulse) {
+        let was_negate = self.negate;
+        self.pace = v >> 4 & 7;
+        self.negate = v & 0x08 != 0;
+        self.shift = v & 7;
+        if was_negate && !self.negate && self.negated {
+            ch.on = false;
+        }
+    }
+
+    /// Compute the next period from the shadow register. An overflow (> 0x7FF) switches the
+    /// channel off. With `commit` (and a non-zero shift) the new period is written back.
+    /// Returns whether it was written back.
+    pub fn calculate(&mut self, commit: bool, ch: &mut Pulse) -> bool {
+        if self.negate {
+            self.negated = true;
+        }
+        let delta = self.shadow >> self.shift;
+        let next = if self.negate {
+            self.shadow - delta
+        } else {
+            self.shadow + delta
+        };
+        if next >= 0x800 {
+            ch.on = false;
+            return false;
+        }
+        if !commit || self.shift == 0 {
+            return false;
+        }
+        self.shadow = next;
+        ch.set_freq(next as u16);
+        if next == 0x7FF {
+            // The follow-up overflow check comes eight M-cycles later.
+            self.check_delay = 32;
+        }
+        true
+    }
+
+    /// Called after `Pulse::trigger` on CH1.
+    pub fn trigger(&mut self, ch: &mut Pulse) {
+        let pending = self.check_delay;
+        if pending != 0 {
+            self.check_delay = pending + 8;
+        }
+        self.shadow = ch.freq as i64;
+        self.countdown = self.period();
+        self.negated = false;
+        self.active = self.pace != 0 || self.shift != 0;
+        if self.shift != 0 && pending == 0 {
+            self.calculate(false, ch);
+        }
+    }
+
+    fn period(&self) -> i64 {
+        if self.pace == 0 {
+            8
+        } else {
+            self.pace as i64
+        }
+    }
+
+    /// Frame sequencer steps 2 and 6.
+    pub fn clock(&mut self, ch: &mut Pulse) {
+        if !(self.active && ch.on) {
+            return;
+        }
+        self.countdown -= 1;
+        if self.countdown > 0 {
+            return;
+        }
+        self.countdown = self.period();
+        if self.pace != 0 && self.calculate(true, ch) && self.check_delay == 0 {
+            self.calculate(false, ch);
+        }
+    }
+
+    /// Runs the delayed overflow check's timer for `cycles` T-cycles.
+    #[inline]
+    pub fn advance(&mut self, cycles: u64, ch: &mut Pulse) {
+        if self.check_delay == 0 {
+            return;
+        }
+        self.check_delay -= cycles as i64;
+        if self.check_delay <= 0 {
+            self.check_delay = 0;
+            if self.shift != 0 {
+                self.calculate(false, ch);
+            }
+        }
+    }
+
+    pub fn save(&self, w: &mut StateWriter) {
+        w.u8(self.pace);
+        w.bool(self.negate);
+        w.u8(self.shift);
+        w.i64(self.countdown);
+        w.bool(self.active);
+        w.i64(self.shadow);
+        w.i64(self.check_delay);
+        w.bool(self.negated);
+    }
+
+    pub fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        self.pace = r.u8()? & 7;
+        self.negate = r.bool()?;
+        self.shift = r.u8()? & 7;
+        self.countdown = r.i64()?;
+        self.active = r.bool()?;
+        self.shadow = r.i64()?;
+        self.check_delay = r.i64()?;
+        self.negated = r.bool()?;
+        Ok(())
+    }
+}
+
+/// CH3, the wave channel, with its 32 four-bit samples of wave RAM.
+#[derive(Clone, Debug)]
+pub(super) struct Wave {
+    pub ram: [u8; 16],
+    pub dac: bool,
+    pub length_load: u8,
+    pub level: u8,
+    /// Right shift applied to samples, latched when NR32 is written (0 = mute is a shift
+    /// by 4). Kept apart from `level` because before the first NR32 write it is 0.
+    pub level_shift: u8,
+    pub freq: u16,
+    pub length: Length,
+    pub on: bool,
+    pub countdown: i64,
+    /// T-cycles per sample: 2 * (2048 - freq).
+    pub step_cycles: i64,
+    /// Position 0-31 in wave RAM (two samples per byte, high nibble first).
+    pub pos: u8,
+    /// On DMG the CPU can reach wave RAM while CH3 plays only right when CH3 fetched a
+    /// sample: true for the cycle of the fetch and the one after.
+    pub fetch_window: bool,
+}
+
+impl Wave {
+    pub fn new() -> Self {
+        Wave {
+            ram: [0xFF; 16],
+            dac: false,
+            length_load: 0,
+            level: 0,
+            level_shift: 0,
+            freq: 0,
+            length: Length {
+                enabled: false,
+                remaining: 256,
+            },
+            on: false,
+            countdown: 0,
+            step_cycles: 4,
+            pos: 0,
+            fetch_window: false,
+        }
+    }
+
+    pub fn read(&self, reg: u8) -> u8 {
+        match reg {
+            0 => (self.dac as u8) << 7 | 0x7F,
+            2 => self.level << 5 | 0x9F,
+            4 => (self.length.enabled as u8) << 6 | 0xBF,
+            _ => 0xFF,
+        }
+    }
+
+    fn set_freq(&mut self, freq: u16) {
+        self.freq = freq;
+        self.step_cycles = 2 * (0x800 - freq as i64);
+    }
+
+    /// Register write (reg 0-4). Returns true when NR34's trigger bit asks for a restart.
+    pub fn write(&mut self, reg: u8, v: u8) -> bool {
+        match reg {
+            0 => {
+                self.dac = v & 0x80 != 0;
+                if !self.dac {
+                    self.on = false;
+                }
+            }
+            1 => {
+                self.length_load = v;
+                self.length.remaining = 256 - v as i64;
+            }
+            2 => {
+                self.level = v >> 5 & 3;
+                // Output level: 0 = mute, 1 = 100 %, 2 = 50 %, 3 = 25 %.
+                self.level_shift = if self.level == 0 { 4 } else { self.level - 1 };
+            }
+            3 => self.set_freq(self.freq & 0x700 | v as u16),
+            4 => {
+                self.length.enabled = v & 0x40 != 0;
+                self.set_freq((v as u16) << 8 & 0x700 | self.freq & 0xFF);
+                return v & 0x80 != 0;
+            }
+            _ => {}
+        }
+        false
+    }
+
+    pub fn trigger(&mut self) {
+        if self.on && self.countdown == 1 {
+            // DMG quirk: retriggering just as CH3 is about to fetch corrupts the first
+            // bytes of wave RAM with the block being fetched.
+            let next_byte = (self.pos as usize).div_ceil(2) & 0x0F;
+            if next_byte < 4 {
+                self.ram[0] = self.ram[next_byte];
+            } else {
+                let block = next_byte & 0x0C;
+                for n in 0..4 {
+                    self.ram[n] = self.ram[block + n];
+                }
+            }
+        }
+        self.on = self.dac;
+        if self.length.remaining == 0 {
+            self.length.remaining = 256;
+        }
+        // The first fetch comes three M-cycles plus the period later (here: 5 T-cycles).
+        self.countdown = self.step_cycles + 5;
+        self.pos = 0;
+        self.fetch_window = false;
+    }
+
+    #[inline]
+    pub fn advance(&mut self, cycles: u64) {
+        if !self.on {
+            return;
+        }
+        self.countdown -= cycles as i64;
+        if self.countdown <= 0 {
+            let edges = (-self.countdown) / self.step_cycles + 1;
+            self.countdown += edges * self.step_cycles;
+            self.pos = ((self.pos as i64 + edges) & 31) as u8;
+            // A fetch happened in this stretch; the CPU sees it only if it was at most one
+            // cycle ago.
+            self.fetch_window = self.countdown >= self.step_cycles - 1;
+        } else {
+            self.fetch_window = false;
+        }
+    }
+
+    pub fn ram_read(&self, index: usize) -> u8 {
+        if !self.on {
+            self.ram[index]
+        } else if self.fetch_window {
+            self.ram[self.pos as usize / 2]
+        } else {
+            0xFF
+        }
+    }
+
+    pub fn ram_write(&mut self, index: usize, v: u8) {
+        if !self.on {
+            self.ram[index] = v;
+        } else if self.fetch_window {
+            self.ram[self.pos as usize / 2] = v;
+        }
+    }
+
+    pub fn sample(&self) -> i64 {
+        if !(self.on && self.dac) {
+            return 0;
+        }
+        let byte = self.ram[self.pos as usize / 2];
+        let nibble = if self.pos & 1 == 0 {
+            byte >> 4
+        } else {
+            byte & 0x0F
+        };
+        (nibble >> self.level_shift) as i64
+    }
+
+    pub fn save(&self, w: &mut StateWriter) {
+        w.bytes(&self.ram);
+        w.bool(self.dac);
+        w.u8(self.length_load);
+        w.u8(self.level);
+        w.u8(self.level_shift);
+        w.u16(self.freq);
+        w.i64(self.step_cycles);
+        self.length.save(w);
+        w.bool(self.on);
+        w.i64(self.countdown);
+        w.u8(self.pos);
+        w.bool(self.fetch_window);
+    }
+
+    pub fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        self.ram.copy_from_slice(r.bytes_exact(16)?);
+        self.dac = r.bool()?;
+        self.length_load = r.u8()?;
+        self.level = r.u8()? & 3;
+        self.level_shift = r.u8()?.min(4);
+        self.freq = r.u16()? & 0x7FF;
+        self.step_cycles = load_period(r)?;
+        self.length.load(r)?;
+        self.on = r.bool()?;
+        self.countdown = r.i64()?;
+        self.pos = r.u8()? & 31;
+        self.fetch_window = r.bool()?;
+        Ok(())
+    }
+}
+
+/// Base divisors of the noise channel's clock (NR43 bits 0-2), in T-cycles.
+const NOISE_DIVISORS: [i64; 8] = [8, 16, 32, 48, 64, 80, 96, 112];
+
+/// CH4, the noise channel (a linear-feedback shift register).
+#[derive(Clone, Debug)]
+pub(super) struct Noise {
+    pub length_load: u8,
+    pub env: Envelope,
+    pub clock_shift: u8,
+    pub short_mode: bool,
+    pub divisor: u8,
+    pub length: Length,
+    pub on: bool,
+    pub countdown: i64,
+    pub step_cycles: i64,
+    pub lfsr: u16,
+}
+
+impl Noise {
+    pub fn new() -> Self {
+        Noise {
+            length_load: 0,
+            env: Envelope::default(),
+            clock_shift: 0,
+            short_mode: false,
+            divisor: 0,
+            length: Length {
+                enabled: false,
+                remaining: 64,
+            },
+            on: false,
+            countdown: 0,
+            step_cycles: 8,
+            lfsr: 1,
+        }
+    }
+
+    pub fn read(&self, reg: u8) -> u8 {
+        match reg {
+            2 => self.env.reg(),
+            3 => self.nr43(),
+            4 => (self.length.enabled as u8) << 6 | 0xBF,
+            _ => 0xFF,
+        }
+    }
+
+    fn nr43(&self) -> u8 {
+        self.clock_shift << 4 | (self.short_mode as u8) << 3 | self.divisor
+    }
+
+    fn set_nr43(&mut self, v: u8) {
+        self.clock_shift = v >> 4;
+        self.short_mode = v & 0x08 != 0;
+        self.divisor = v & 7;
+        self.step_cycles = NOISE_DIVISORS[self.divisor as usize] << self.clock_shift;
+    }
+
+    /// Register write (reg 1-4). Returns true when NR44's trigger bit asks for a restart.
+    pub fn write(&mut self, reg: u8, v: u8) -> bool {
+        match reg {
+            1 => {
+                self.length_load = v & 0x3F;
+                self.length.remaining = 64 - self.length_load as i64;
+            }
+            2 => {
+                // Turning the DAC off switches the channel off.
+                let dac_off = self.env.write(v);
+                self.on &= !dac_off;
+            }
+            3 => self.set_nr43(v),
+            4 => {
+                self.length.enabled = v & 0x40 != 0;
+                return v & 0x80 != 0;
+            }
+            _ => {}
+        }
+        false
+    }
+
+    pub fn trigger(&mut self) {
+        self.on = !self.env.dac_off();
+        if self.length.remaining == 0 {
+            self.length.remaining = 64;
+        }
+        self.countdown = self.step_cycles;
+        self.env.restart();
+        self.lfsr = 0x7FFF;
+    }
+
+    #[inline]
+    pub fn advance(&mut self, cycles: u64) {
+        self.countdown -= cycles as i64;
+        while self.countdown <= 0 {
+            self.countdown += self.step_cycles;
+            let feedback = (self.lfsr ^ (self.lfsr >> 1)) & 1;
+            let mask = if self.short_mode { 0x4040 } else { 0x4000 };
+            self.lfsr >>= 1;
+            if feedback != 0 {
+                self.lfsr |= mask;
+            } else {
+                self.lfsr &= !mask;
+            }
+        }
+    }
+
+    pub fn sample(&self) -> i64 {
+        if self.on && self.lfsr & 1 == 0 {
+            self.env.volume
+        } else {
+            0
+        }
+    }
+
+    pub fn save(&self, w: &mut StateWriter) {
+        w.u8(self.length_load);
+        self.env.save(w);
+        w.u8(self.nr43());
+        self.length.save(w);
+        w.bool(self.on);
+        w.i64(self.countdown);
+        w.u16(self.lfsr);
+    }
+
+    pub fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        self.length_load = r.u8()?;
+        self.env.load(r)?;
+        let nr43 = r.u8()?;
+        self.set_nr43(nr43);
+        self.length.load(r)?;
+        self.on = r.bool()?;
+        self.countdown = r.i64()?;
+        self.lfsr = r.u16()? & 0x7FFF;
+        Ok(())
+    }
+}
