@@ -2,6 +2,7 @@
 
     emurust run [ROM] [--frames N]            run a ROM (default: the embedded game) and report
     emurust verify cpu --vectors DIR          SM83 single-step vectors (L1)
+    emurust verify rollout ROM --frames N --seed S   emurust vs PyBoy 2.8.1, every frame (L3)
 """
 
 from __future__ import annotations
@@ -42,8 +43,10 @@ def main(argv: list[str] | None = None) -> int:
     p_verify = sub.add_parser("verify", help="verification against references")
     vsub = p_verify.add_subparsers(dest="what", required=True)
     from .verify import cpu as vcpu
+    from .verify import rollout as vrollout
 
     vcpu.add_parser(vsub)
+    vrollout.add_parser(vsub)
 
     args = parser.parse_args(argv)
     try:

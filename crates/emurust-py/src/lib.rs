@@ -325,8 +325,9 @@ impl PyGameBoy {
 
     /// Audio samples of the last sampled frame: int8 stereo interleaved, as PyBoy's
     /// `sound.ndarray` (flattened).
-    fn sound_samples<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i8>> {
-        PyArray1::from_slice(py, self.gb.bus.apu.samples())
+    fn sound_samples<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<i8>>> {
+        let s = self.gb.bus.apu.samples();
+        PyArray1::from_slice(py, s).reshape([s.len() / 2, 2])
     }
 
     /// Addresses of the last 32 instructions executed, oldest first.

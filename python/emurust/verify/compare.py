@@ -48,6 +48,7 @@ class Snapshot:
     screen: Optional[np.ndarray] = None
     cycles: Optional[int] = None
     serial: bytes = b""
+    sound: Optional[np.ndarray] = None
 
 
 @dataclass
@@ -104,7 +105,14 @@ def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0) -> Snapshot:
                     data[addr - lo] = state[_PYBOY_STAT_OFFSET]
         regions[name] = bytes(data)
     cycles = struct.unpack_from("<Q", state, _PYBOY_CYCLES_OFFSET)[0]
-    return Snapshot(regs, regions, cart_ram=_pyboy_cart_ram(pb, cart_ram_banks), screen=pb.screen.ndarray.copy() if screen else None, cycles=cycles)
+    return Snapshot(
+        regs,
+        regions,
+        cart_ram=_pyboy_cart_ram(pb, cart_ram_banks),
+        screen=pb.screen.ndarray.copy() if screen else None,
+        cycles=cycles,
+        sound=pb.sound.ndarray.copy(),
+    )
 
 
 def _pyboy_cart_ram(pb, banks: int) -> bytes:
@@ -120,7 +128,14 @@ def snapshot_emurust(gb, screen: bool) -> Snapshot:
     r = gb.registers()
     regs = {k: r[k] for k in REGISTERS}
     regions = {name: gb.read(lo, hi - lo) for name, (lo, hi) in REGIONS.items()}
-    return Snapshot(regs, regions, cart_ram=bytes(gb.cartridge_ram()), screen=gb.screen_rgba() if screen else None, cycles=gb.cycles)
+    return Snapshot(
+        regs,
+        regions,
+        cart_ram=bytes(gb.cartridge_ram()),
+        screen=gb.screen_rgba() if screen else None,
+        cycles=gb.cycles,
+        sound=gb.sound_samples(),
+    )
 
 
 def first_divergence(frame: int, ours: Snapshot, ref: Snapshot, skip=()) -> Optional[Divergence]:
@@ -146,4 +161,9 @@ def first_divergence(frame: int, ours: Snapshot, ref: Snapshot, skip=()) -> Opti
         ys, xs = np.nonzero(np.any(ours.screen != ref.screen, axis=-1))
         y, x = int(ys[0]), int(xs[0])
         return Divergence(frame, "screen", f"pixel (x={x}, y={y}) of {len(ys)} differing", tuple(ours.screen[y, x]), tuple(ref.screen[y, x]))
+    if ours.sound is not None and ref.sound is not None and not np.array_equal(ours.sound, ref.sound):
+        if ours.sound.shape != ref.sound.shape:
+            return Divergence(frame, "sound", "samples this frame", ours.sound.shape[0], ref.sound.shape[0])
+        i = int(np.nonzero(np.any(ours.sound != ref.sound, axis=-1))[0][0])
+        return Divergence(frame, "sound", f"sample {i} (left, right)", tuple(int(v) for v in ours.sound[i]), tuple(int(v) for v in ref.sound[i]))
     return None

@@ -50,6 +50,8 @@ class RolloutResult:
     divergence: Optional[Divergence]
     serial_emurust: bytes
     serial_pyboy: bytes
+    #: The screens at the divergence (emurust, PyBoy), drawn for the report.
+    screens: Optional[tuple] = None
 
 
 def rollout(
@@ -101,9 +103,84 @@ def rollout(
                     d = Divergence(frame, "serial", "output so far", bytes(gb.serial_output())[-40:], bytes(serial_pb)[-40:])
                 if d is not None:
                     d.trace = gb.pc_trace()
-                    return RolloutResult(frame - 1, d, gb.serial_output(), bytes(serial_pb))
+                    screens = (gb.screen_rgba(), pb.screen.ndarray.copy())
+                    return RolloutResult(frame - 1, d, gb.serial_output(), bytes(serial_pb), screens)
             if progress:
                 progress(frame)
         return RolloutResult(frames, None, gb.serial_output(), bytes(serial_pb))
     finally:
         pb.stop(save=False)
+
+
+# ---------------------------------------------------------------- command line
+
+
+def _progress_bar(total: int):
+    try:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, unit="frame", dynamic_ncols=True, leave=False)
+        return bar.update, bar.close
+    except ImportError:  # a plain fallback on stderr
+        import sys
+
+        step = max(total // 20, 1)
+        state = {"n": 0}
+
+        def update(k=1):
+            state["n"] += k
+            if state["n"] % step == 0 or state["n"] == total:
+                print(f"\r{state['n']}/{total} frames", end="", file=sys.stderr, flush=True)
+
+        return update, lambda: print(file=sys.stderr)
+
+
+def _main(args) -> int:
+    import os
+    import sys
+
+    from .png import side_by_side, write_png
+
+    if not os.path.isfile(args.rom):
+        print(f"error: ROM not found: {args.rom}", file=sys.stderr)
+        return 2
+    update, close = _progress_bar(args.frames) if not args.quiet else (None, lambda: None)
+    try:
+        r = rollout(
+            args.rom,
+            args.frames,
+            seed=args.seed,
+            render_every=args.render_every,
+            progress=(lambda f: update(1)) if update else None,
+            boot_rom=not args.no_boot_rom,
+        )
+    finally:
+        close()
+    if r.divergence is None:
+        print(f"identical: {r.frames_identical} frames")
+        return 0
+    print(f"DIVERGED after {r.frames_identical} identical frames")
+    print(str(r.divergence))
+    png = args.png or f"divergence-frame{r.divergence.frame}.png"
+    if r.screens is not None:
+        write_png(png, side_by_side(*r.screens))
+        print(f"screens (emurust | PyBoy | difference): {png}")
+    if getattr(args, "repair_prompt", None):
+        from ..prompts import write_repair_prompt
+
+        write_repair_prompt(args.repair_prompt, args.rom, r)
+        print(f"repair prompt: {args.repair_prompt}")
+    return 1
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("rollout", help="L3: run a ROM on emurust and PyBoy side by side, compare every frame")
+    p.add_argument("rom")
+    p.add_argument("--frames", type=int, default=3000)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random button schedule")
+    p.add_argument("--render-every", type=int, default=1, metavar="K", help="draw and compare the screen every K frames")
+    p.add_argument("--no-boot-rom", action="store_true", help="start emurust in its post-boot state (VRAM not compared)")
+    p.add_argument("--png", help="where to write the side-by-side screens on divergence")
+    p.add_argument("--repair-prompt", metavar="FILE", help="on divergence, fill the repair template into FILE")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_main)
