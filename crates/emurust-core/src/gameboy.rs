@@ -864,6 +864,7 @@ impl GameBoy {
     fn commit(&mut self, mut d: Decoded) {
         // Output logs are not machine state: keep them.
         d.bus.serial.restore_sent(self.bus.serial.take_sent());
+        d.bus.lcd.keep_picture_buffers(&mut self.bus.lcd);
         self.cpu = d.cpu;
         self.bus = d.bus;
         self.halted_after_ei = d.halted_after_ei;
