@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from .verify.disasm import disassemble
+
 TEMPLATE_DIR = Path(__file__).resolve().parent / "prompt_templates"
 EXAMPLE_DIR = TEMPLATE_DIR / "examples"
 
@@ -318,10 +320,6 @@ def _rom_bytes(rom: Optional[str]) -> bytes:
         return b""
 
 
-# Opcode -> (instruction length, kind of memory operand).
-_LEN1 = {0x02, 0x12, 0x0A, 0x1A, 0x22, 0x2A, 0x32, 0x3A, 0x34, 0x35, 0x36, 0xE2, 0xF2}
-
-
 def _instr_bytes(rom: bytes, pc: int) -> Optional[bytes]:
     """The instruction bytes at `pc` when they are known from the ROM file alone (bank 0, or
     bank 1 of a 32 KiB ROM without a bank controller)."""
@@ -354,12 +352,12 @@ def _format_trace(trace: list, rom: bytes) -> tuple[str, list]:
             region = "RAM" if pc >= 0x8000 else "switchable ROM bank"
             lines.append(f"    {pc:04X}  ({region}: bytes not known from the ROM file)")
             continue
+        length, text = disassemble(b, pc)
+        b = b[:length]
         acc = _instr_access(b)
-        note = ""
         if acc:
             accesses.append((pc, acc[0], acc[1]))
-            note = f"   ; {acc[1]} {acc[0]:#06x}"
-        lines.append(f"    {pc:04X}  {b.hex(' ').upper()}{note}")
+        lines.append(f"    {pc:04X}  {b.hex(' ').upper():<9} {text}")
     return "\n".join(lines), accesses
 
 
@@ -502,7 +500,8 @@ def _pairs(items: list[str], flag: str) -> list[tuple[str, str]]:
     return out
 
 
-def _list(out=sys.stdout) -> None:
+def _list(out=None) -> None:
+    out = out or sys.stdout
     ks = kinds()
     print("templates:", file=out)
     for k, p in ks.items():
@@ -515,7 +514,8 @@ def _list(out=sys.stdout) -> None:
     print("render one: emurust prompt KIND [--set NAME=VALUE ...] [--from-file NAME=PATH ...] [--out FILE]", file=out)
 
 
-def _show_placeholders(kind: str, out=sys.stdout) -> None:
+def _show_placeholders(kind: str, out=None) -> None:
+    out = out or sys.stdout
     p = load(kind)
     given = set(p.values)
     print(f"placeholders of {kind!r} (template {p.template!r}):", file=out)
