@@ -7,7 +7,7 @@ import stat
 import pytest
 
 import emurust.verify.report as report
-from conftest import ROOT, VECTORS
+from conftest import ROOT
 from emurust import prompts
 from emurust.cli import main
 from emurust.verify import interactions
