@@ -194,3 +194,22 @@ def test_postboot_equals_running_pyboys_boot_rom():
 def test_postboot_matches_pyboy_after_its_boot(rom):
     r = rollout(str(rom), 400, seed=5, boot_rom=False)
     assert r.divergence is None, str(r.divergence)
+
+
+def test_zero_copy_screen_views():
+    gb = emurust.GameBoy(DODGE)
+    screen, grey, shade = gb.screen, gb.screen_grey, gb.screen_shade
+    assert screen.shape == (144, 160, 4) and not screen.flags.owndata and not screen.flags.writeable
+    assert grey.shape == (144, 160) and shade.shape == (144, 160)
+    gb.tick(40)
+    assert np.array_equal(screen, gb.screen_rgba())  # the old view sees the new frame
+    assert np.array_equal(grey, screen[..., 0]) and np.array_equal(shade, gb.screen_shades())
+    state = gb.save_state()
+    kept = screen.copy()
+    gb.tick(30)
+    gb.load_state(state)
+    assert np.array_equal(screen, kept)  # still valid and restored after a state load
+    with pytest.raises(ValueError):
+        screen[0, 0, 0] = 1
+    del gb
+    assert screen.sum() > 0  # the view keeps the emulator alive

@@ -52,3 +52,10 @@ def test_a_divergence_is_caught_and_reported():
     assert d.emurust == d.pyboy ^ 0x5A
     assert len(d.trace) == 32
     assert "frame 90: WRAM 0xc123" in str(d)
+
+
+@pytest.mark.parametrize("rom", GAMES, ids=lambda p: p.stem)
+def test_random_patterns_of_drawn_and_skipped_frames(rom):
+    """tick(n, render) in random batches: PyBoy carries renderer state across skipped frames."""
+    r = rollout(str(rom), 800, seed=7, tick_pattern_seed=11)
+    assert r.divergence is None, str(r.divergence)

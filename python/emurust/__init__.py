@@ -53,6 +53,17 @@ def pyboy_boot_rom() -> bytes:
         return f.read()
 
 
+#: Our own homebrew games, shipped inside the package (sources under games/ in the repository).
+GAMES = ("dodge", "snake", "runner")
+
+
+def game_rom_path(name: str) -> str:
+    """Path of one of our embedded games: "dodge" (MBC1), "snake" (MBC3), "runner" (MBC5)."""
+    if name not in GAMES:
+        raise ValueError(f"unknown game {name!r}; choose one of {GAMES}")
+    return os.path.join(os.path.dirname(__file__), "roms", f"{name}.gb")
+
+
 def default_rom_path() -> str:
-    """Path of the embedded default ROM (the project's own homebrew game)."""
-    return os.path.join(os.path.dirname(__file__), "roms", "default.gb")
+    """Path of the embedded default ROM: Dodge, the project's own homebrew game."""
+    return game_rom_path("dodge")

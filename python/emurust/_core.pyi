@@ -17,10 +17,14 @@ _RomLike = Union[str, PathLike[str], bytes, bytearray]
 
 class GameBoy:
     def __init__(self, rom: _RomLike, *, boot_rom: Optional[_RomLike] = None) -> None: ...
-    def tick(self, frames: int = 1, render: bool = True) -> None:
-        """Run ``frames`` frames (as PyBoy's ``tick``), drawing only the last one if ``render``."""
+    def tick(self, frames: int = 1, render: bool = True, sound: bool = True) -> None:
+        """Run ``frames`` frames exactly as PyBoy's ``tick(frames, render, sound)``: only the last
+        frame is drawn (if ``render``) and has its audio sampled (if ``sound``)."""
     @property
     def frame_count(self) -> int: ...
+    @property
+    def instructions(self) -> int:
+        """Instructions executed since creation (statistics only)."""
     @property
     def cycles(self) -> int:
         """T-cycles since power-on (4.194304 MHz)."""
@@ -49,10 +53,21 @@ class GameBoy:
     def set_cartridge_ram(self, data: bytes) -> None: ...
     def battery_save(self) -> Optional[bytes]: ...
     def load_battery_save(self, data: bytes) -> None: ...
+    @property
+    def screen(self) -> npt.NDArray[np.uint8]:
+        """Zero-copy read-only (144, 160, 4) RGBA view, as PyBoy's ``screen.ndarray``."""
+    @property
+    def screen_grey(self) -> npt.NDArray[np.uint8]:
+        """Zero-copy read-only (144, 160) 8-bit grey view."""
+    @property
+    def screen_shade(self) -> npt.NDArray[np.uint8]:
+        """Zero-copy read-only (144, 160) view of shade indices 0-3."""
     def screen_rgba(self) -> npt.NDArray[np.uint8]:
-        """(144, 160, 4) RGBA, as PyBoy's ``screen.ndarray``."""
+        """A copy of ``screen``."""
     def screen_shades(self) -> npt.NDArray[np.uint8]:
-        """(144, 160) shade indices 0-3."""
+        """A copy of ``screen_shade``."""
+    def sound_samples(self) -> npt.NDArray[np.int8]:
+        """Audio of the last sampled frame, (n, 2) int8 stereo, as PyBoy's ``sound.ndarray``."""
     def pc_trace(self) -> list[int]:
         """Addresses of the last 32 instructions executed, oldest first."""
 

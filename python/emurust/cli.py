@@ -1,6 +1,6 @@
 """The ``emurust`` command line.
 
-    emurust run [ROM] [--frames N]            run a ROM (default: the embedded game) and report
+    emurust run [ROM] [--frames N]            play a ROM (default: the embedded game) randomly, report
     emurust verify cpu --vectors DIR          SM83 single-step vectors (L1)
     emurust verify rollout ROM --frames N --seed S   emurust vs PyBoy 2.8.1, every frame (L3)
     emurust verify report ROM --out DIR       L1-L3 in one report (report.md, report.json)
@@ -15,17 +15,35 @@ import time
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    """Play a ROM with a seeded random policy and report speed and, for our games, the score."""
+    import random
+
     import emurust
+    from emurust.verify.png import write_png
 
     rom = args.rom or emurust.default_rom_path()
     gb = emurust.GameBoy(rom)
+    rng = random.Random(args.seed)
+    buttons = list(emurust.BUTTONS)
     t0 = time.perf_counter()
-    gb.tick(args.frames, render=True)
+    steps = args.frames // args.frame_skip
+    for step in range(steps):
+        gb.buttons = 0
+        if step % 20 == 5:
+            gb.button_press("start")  # begin / restart our games
+        else:
+            gb.button_press(rng.choice(buttons[:6]))
+        gb.tick(args.frame_skip, render=step == steps - 1)
     dt = time.perf_counter() - t0
-    regs = gb.registers()
+    frames = steps * args.frame_skip
     print(f"ROM: {rom} ({gb.title!r})")
-    print(f"ran {args.frames} frames in {dt:.3f} s: {args.frames / dt:,.0f} frames/s")
-    print("registers: " + " ".join(f"{k}={v:#06x}" if isinstance(v, int) and not isinstance(v, bool) else f"{k}={v}" for k, v in regs.items()))
+    print(f"ran {frames} frames ({steps} steps of {args.frame_skip}) in {dt:.2f} s: {frames / dt:,.0f} frames/s on one core")
+    if gb.title.startswith("EMURUST"):
+        score = gb.read(0xC000) | gb.read(0xC001) << 8
+        print(f"score {score}, lives {gb.read(0xC002)}, game over {gb.read(0xC003)}, hiscore {gb.read(0xC009) | gb.read(0xC00A) << 8}")
+    if args.screenshot:
+        write_png(args.screenshot, gb.screen)
+        print(f"last frame: {args.screenshot}")
     out = gb.serial_output()
     if out:
         print("serial output:")
@@ -39,7 +57,10 @@ def main(argv: list[str] | None = None) -> int:
 
     p_run = sub.add_parser("run", help="run a ROM (default: the embedded game)")
     p_run.add_argument("rom", nargs="?", help="ROM path (default: embedded game)")
-    p_run.add_argument("--frames", type=int, default=600)
+    p_run.add_argument("--frames", type=int, default=3600)
+    p_run.add_argument("--frame-skip", type=int, default=4)
+    p_run.add_argument("--seed", type=int, default=0)
+    p_run.add_argument("--screenshot", default="emurust-run.png", help="PNG of the last frame ('' for none)")
     p_run.set_defaults(func=_cmd_run)
 
     p_verify = sub.add_parser("verify", help="verification against references")

@@ -440,6 +440,7 @@ impl Bus for SystemBus {
 struct Decoded {
     cpu: Cpu,
     halted_after_ei: bool,
+    resume_frame: bool,
     frames: u64,
     bus: SystemBus,
 }
@@ -457,6 +458,9 @@ pub struct GameBoy {
     pc_trace_next: usize,
     /// Instructions executed since power-on (statistics; not part of save states).
     pub instructions: u64,
+    /// The machine stopped mid-frame (right after the boot ROM exited); the next `run_frame`
+    /// finishes that frame instead of starting a new one.
+    resume_frame: bool,
 }
 
 pub const PC_TRACE_LEN: usize = 32;
@@ -483,6 +487,7 @@ impl GameBoy {
             pc_trace: [0; PC_TRACE_LEN],
             pc_trace_next: 0,
             instructions: 0,
+            resume_frame: false,
         };
         if !with_boot {
             crate::postboot::apply(&mut gb)?;
@@ -500,8 +505,13 @@ impl GameBoy {
     pub fn run_frame(&mut self, render: bool, sound: bool) {
         self.bus.lcd.set_render(render);
         self.bus.apu.set_sampling(sound);
-        self.bus.apu.clear_samples();
-        self.bus.lcd.set_frame_done(false);
+        if self.resume_frame {
+            // Finish the frame the boot ROM exited in, keeping what it already produced.
+            self.resume_frame = false;
+        } else {
+            self.bus.apu.clear_samples();
+            self.bus.lcd.set_frame_done(false);
+        }
         while !self.bus.lcd.frame_done() {
             self.run_slice_and_sync();
         }
@@ -540,6 +550,7 @@ impl GameBoy {
             while !self.bus.lcd.frame_done() {
                 self.run_slice_and_sync();
                 if !self.bus.boot_rom_mapped {
+                    self.resume_frame = !self.bus.lcd.frame_done();
                     return true;
                 }
             }
@@ -683,7 +694,7 @@ impl GameBoy {
 
     // ---------------------------------------------------------------- save states
 
-    const STATE_MAGIC: &'static [u8; 8] = b"EMURUST\x01";
+    const STATE_MAGIC: &'static [u8; 8] = b"EMURUST\x02";
 
     /// Serialise the whole machine. The ROM itself is not included; a fingerprint of it is.
     pub fn save_state(&self) -> Vec<u8> {
@@ -709,6 +720,7 @@ impl GameBoy {
         w.bool(self.cpu.stopped);
         w.bool(self.cpu.locked);
         w.bool(self.halted_after_ei);
+        w.bool(self.resume_frame);
         w.u64(self.frames);
         let b = &self.bus;
         w.u64(b.cycles);
@@ -825,6 +837,7 @@ impl GameBoy {
         cpu.stopped = r.bool()?;
         cpu.locked = r.bool()?;
         let halted_after_ei = r.bool()?;
+        let resume_frame = r.bool()?;
         let frames = r.u64()?;
 
         let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone());
@@ -856,6 +869,7 @@ impl GameBoy {
         Ok(Decoded {
             cpu,
             halted_after_ei,
+            resume_frame,
             frames,
             bus,
         })
@@ -864,9 +878,11 @@ impl GameBoy {
     fn commit(&mut self, mut d: Decoded) {
         // Output logs are not machine state: keep them.
         d.bus.serial.restore_sent(self.bus.serial.take_sent());
+        d.bus.lcd.keep_picture_buffers(&mut self.bus.lcd);
         self.cpu = d.cpu;
         self.bus = d.bus;
         self.halted_after_ei = d.halted_after_ei;
+        self.resume_frame = d.resume_frame;
         self.frames = d.frames;
     }
 }

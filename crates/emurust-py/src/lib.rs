@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use emurust_core::joypad::{button, BUTTON_NAMES};
 use emurust_core::{CoreError, GameBoy as CoreGameBoy};
+use numpy::ndarray::{ArrayView2, ArrayView3, ShapeBuilder};
 use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -303,6 +304,53 @@ impl PyGameBoy {
 
     fn load_battery_save(&mut self, data: &[u8]) -> PyResult<()> {
         self.gb.bus.cart.load_battery_ram(data).map_err(to_py)
+    }
+
+    /// The screen, zero-copy: a read-only (144, 160, 4) uint8 RGBA view of the emulator's own
+    /// picture buffer (PyBoy's `screen.ndarray` layout and colours). It changes as frames are
+    /// drawn; copy it to keep a frame.
+    #[getter]
+    fn screen<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray3<u8>>> {
+        let arr = {
+            let this = slf.borrow();
+            let view = ArrayView3::from_shape((144, 160, 4), this.gb.bus.lcd.screen_rgba())
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            // SAFETY: the buffer lives in the boxed emulator owned by `slf`, which the array keeps
+            // alive as its base; it is never reallocated (state loads copy into it).
+            unsafe { PyArray3::borrow_from_array(&view, slf.clone().into_any()) }
+        };
+        arr.getattr("flags")?.setattr("writeable", false)?;
+        Ok(arr)
+    }
+
+    /// Zero-copy read-only (144, 160) uint8 8-bit grey view: the red channel of `screen` (the
+    /// DMG palette is grey, so R = G = B).
+    #[getter]
+    fn screen_grey<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+        let arr = {
+            let this = slf.borrow();
+            let data = this.gb.bus.lcd.screen_rgba();
+            let view = ArrayView2::from_shape((144, 160).strides((160 * 4, 4)), data)
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            // SAFETY: as for `screen`.
+            unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) }
+        };
+        arr.getattr("flags")?.setattr("writeable", false)?;
+        Ok(arr)
+    }
+
+    /// Zero-copy read-only (144, 160) uint8 view of the shade indices 0-3 after palette mapping.
+    #[getter]
+    fn screen_shade<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+        let arr = {
+            let this = slf.borrow();
+            let view = ArrayView2::from_shape((144, 160), this.gb.bus.lcd.screen_shades())
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            // SAFETY: as for `screen`.
+            unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) }
+        };
+        arr.getattr("flags")?.setattr("writeable", false)?;
+        Ok(arr)
     }
 
     /// The screen as a (144, 160, 4) uint8 RGBA array (PyBoy's `screen.ndarray` layout).

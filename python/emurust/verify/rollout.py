@@ -63,11 +63,21 @@ def rollout(
     progress: Optional[Callable[[int], None]] = None,
     before_frame: Optional[Callable[[object, int], None]] = None,
     boot_rom: bool = True,
+    tick_pattern_seed: Optional[int] = None,
 ) -> RolloutResult:
     """Run `frames` frames on both emulators; compare after every `compare_every` frames.
 
     Frames are ticked one at a time; the screen is drawn (and compared) on frames whose index is a
-    multiple of `render_every`. `seed` = None sends no input.
+    multiple of `render_every`. `seed` = None sends no input. `before_frame(gb, frame)` may act on
+    the emurust side only (tests use it to prove that a divergence is caught).
+
+    With `boot_rom=False` emurust starts in its post-boot state while PyBoy first runs the frames
+    its boot ROM fills completely; VRAM and the screen are then not compared (the post-boot state
+    does not carry the boot ROM's graphics).
+
+    With `tick_pattern_seed`, frames are ticked in random batches (``tick(n, render)`` with n in
+    1-4 and a random render flag, the same calls on both sides) to exercise every pattern of
+    drawn and skipped frames; comparisons then happen after each call.
     """
     import emurust
 
@@ -82,17 +92,27 @@ def rollout(
     schedule = button_schedule(seed, frames) if seed is not None else [[] for _ in range(frames)]
     serial_pb = bytearray()
     try:
-        for frame in range(1, frames + 1):
-            for action, button in schedule[frame - 1]:
-                getattr(gb, f"button_{action}")(button)
-                getattr(pb, f"button_{action}")(button)
-            render = render_every > 0 and frame % render_every == 0 and boot_rom
+        pattern = random.Random(tick_pattern_seed) if tick_pattern_seed is not None else None
+        frame = 0
+        while frame < frames:
+            if pattern is not None:
+                n = min(pattern.randint(1, 4), frames - frame)
+                render = pattern.random() < 0.5 and boot_rom
+            else:
+                n = 1
+                render = render_every > 0 and (frame + 1) % render_every == 0 and boot_rom
+            # Inputs of all frames in this call are sent before it, as PyBoy applies them.
+            for k in range(n):
+                for action, button in schedule[frame + k]:
+                    getattr(gb, f"button_{action}")(button)
+                    getattr(pb, f"button_{action}")(button)
             if before_frame:
-                before_frame(gb, frame)
-            gb.tick(1, render)
-            pb.tick(1, render)
+                before_frame(gb, frame + 1)
+            gb.tick(n, render)
+            pb.tick(n, render)
+            frame += n
             serial_pb += pb._serial().encode("latin-1")
-            if frame % compare_every == 0 or frame == frames:
+            if pattern is not None or frame % compare_every == 0 or frame == frames:
                 d = first_divergence(
                     frame,
                     snapshot_emurust(gb, render),
@@ -104,7 +124,7 @@ def rollout(
                 if d is not None:
                     d.trace = gb.pc_trace()
                     screens = (gb.screen_rgba(), pb.screen.ndarray.copy())
-                    return RolloutResult(frame - 1, d, gb.serial_output(), bytes(serial_pb), screens)
+                    return RolloutResult(frame - n, d, gb.serial_output(), bytes(serial_pb), screens)
             if progress:
                 progress(frame)
         return RolloutResult(frames, None, gb.serial_output(), bytes(serial_pb))
@@ -135,6 +155,16 @@ def _progress_bar(total: int):
         return update, lambda: print(file=sys.stderr)
 
 
+def _progress_adapter(update):
+    last = {"frame": 0}
+
+    def progress(frame):
+        update(frame - last["frame"])
+        last["frame"] = frame
+
+    return progress
+
+
 def _main(args) -> int:
     import os
     import sys
@@ -151,7 +181,7 @@ def _main(args) -> int:
             args.frames,
             seed=args.seed,
             render_every=args.render_every,
-            progress=(lambda f: update(1)) if update else None,
+            progress=_progress_adapter(update) if update else None,
             boot_rom=not args.no_boot_rom,
         )
     finally:

@@ -614,6 +614,15 @@ impl Lcd {
 
     // ------------------------------------------------------------------ save state
 
+    /// Take over `other`'s picture while keeping this LCD's buffer allocations, so views of
+    /// the screen handed out earlier (zero-copy NumPy arrays) stay valid across state loads.
+    pub fn keep_picture_buffers(&mut self, other: &mut Lcd) {
+        std::mem::swap(&mut self.rgba, &mut other.rgba);
+        std::mem::swap(&mut self.shades, &mut other.shades);
+        self.rgba.copy_from_slice(&other.rgba);
+        self.shades.copy_from_slice(&other.shades);
+    }
+
     /// Blank VRAM and the picture buffers (used for the post-boot state, which must not carry
     /// the boot ROM's graphics).
     pub fn clear_graphics(&mut self) {

@@ -388,13 +388,14 @@ fn objects_priority_and_flip() {
     assert_eq!(shade_at(&l, 6, 0), 0); // background (BGP=FC colour 0 -> 0)
 }
 
-/// Replays a dump written by tools/lcd_pixel_dump.py (PyBoy as the oracle) when the
-/// environment variable EMURUST_LCD_DUMP names one; passes trivially otherwise.
+/// Replays a dump written by tools/lcd_pixel_dump.py (PyBoy as the oracle) named by the
+/// environment variable EMURUST_LCD_DUMP. The dump is tens of MiB, so it is made on the fly:
+/// tests/test_lcd_oracle.py generates one and runs this test (`--ignored`) on it.
 #[test]
+#[ignore = "needs EMURUST_LCD_DUMP; run by tests/test_lcd_oracle.py"]
 fn pyboy_pixel_dump() {
-    let Ok(path) = std::env::var("EMURUST_LCD_DUMP") else {
-        return;
-    };
+    let path = std::env::var("EMURUST_LCD_DUMP")
+        .expect("set EMURUST_LCD_DUMP to a dump made by tools/lcd_pixel_dump.py");
     let data = std::fs::read(path).unwrap();
     assert_eq!(&data[..8], b"LCDDUMP2");
     let steps = u32::from_le_bytes(data[8..12].try_into().unwrap()) as usize;
@@ -492,13 +493,13 @@ fn hex_bytes(s: &str) -> Vec<u8> {
 }
 
 /// Replays a trace written by tools/lcd_timing_trace.py (PyBoy's own LCD object driven
-/// step by step) when EMURUST_LCD_TRACE names one, comparing every observable after
-/// every operation; passes trivially otherwise.
+/// step by step) named by EMURUST_LCD_TRACE, comparing every observable after every
+/// operation. Run by tests/test_lcd_oracle.py, which makes the trace on the fly.
 #[test]
+#[ignore = "needs EMURUST_LCD_TRACE; run by tests/test_lcd_oracle.py"]
 fn pyboy_timing_trace() {
-    let Ok(path) = std::env::var("EMURUST_LCD_TRACE") else {
-        return;
-    };
+    let path = std::env::var("EMURUST_LCD_TRACE")
+        .expect("set EMURUST_LCD_TRACE to a trace made by tools/lcd_timing_trace.py");
     let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines();
     assert!(lines.next().unwrap().starts_with("LCDTRACE1"));

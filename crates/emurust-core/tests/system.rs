@@ -1,0 +1,91 @@
+//! Whole-machine behaviours that the CPU vectors cannot show.
+
+use std::sync::Arc;
+
+use emurust_core::GameBoy;
+
+/// A 32 KiB ROM-only image with `program` at 0x150 and a valid header.
+fn rom_with(program: &[u8]) -> Arc<[u8]> {
+    let mut rom = vec![0u8; 0x8000];
+    rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+    rom[0x150..0x150 + program.len()].copy_from_slice(program);
+    let mut x: u8 = 0;
+    for b in &rom[0x134..0x14D] {
+        x = x.wrapping_sub(*b).wrapping_sub(1);
+    }
+    rom[0x14D] = x;
+    rom.into()
+}
+
+#[test]
+fn illegal_opcode_locks_the_cpu_and_time_goes_on() {
+    // LD A,0x42; LD (0xC000),A; <illegal 0xD3>; LD A,0x99; LD (0xC000),A
+    let mut gb = GameBoy::new(
+        rom_with(&[
+            0x3E, 0x42, 0xEA, 0x00, 0xC0, 0xD3, 0x3E, 0x99, 0xEA, 0x00, 0xC0,
+        ]),
+        None,
+    )
+    .unwrap();
+    let start = gb.bus.cycles;
+    gb.tick(10, true, true);
+    assert!(gb.cpu.locked);
+    assert_eq!(
+        gb.bus.peek(0xC000),
+        0x42,
+        "nothing after the illegal opcode runs"
+    );
+    assert!(gb.bus.cycles >= start + 10 * 70224 - 70224);
+    assert_eq!(gb.frames, 10);
+    // the LCD keeps producing frames and interrupts keep being flagged
+    assert_ne!(gb.bus.if_reg & 1, 0);
+}
+
+#[test]
+fn halt_with_ime_off_resumes_when_an_interrupt_is_pending() {
+    // DI; LD A,1; LDH (IE),A (VBlank); HALT; LD A,0x55; LD (0xC000),A; JR -2
+    let program = [
+        0xF3, 0x3E, 0x01, 0xE0, 0xFF, 0x76, 0x3E, 0x55, 0xEA, 0x00, 0xC0, 0x18, 0xFE,
+    ];
+    let mut gb = GameBoy::new(rom_with(&program), None).unwrap();
+    gb.tick(1, false, false);
+    gb.tick(2, false, false);
+    assert_eq!(gb.bus.peek(0xC000), 0x55);
+    assert!(!gb.cpu.halted);
+}
+
+#[test]
+fn interrupt_dispatch_pushes_pc_and_jumps_to_the_vector() {
+    // at 0x40: LD A,0x77; LD (0xC001),A; RETI
+    let mut program = vec![0u8; 0];
+    // main: LD A,1; LDH (IE),A; EI; loop: JR -2
+    program.extend_from_slice(&[0x3E, 0x01, 0xE0, 0xFF, 0xFB, 0x18, 0xFE]);
+    let mut rom = rom_with(&program).to_vec();
+    rom[0x40..0x46].copy_from_slice(&[0x3E, 0x77, 0xEA, 0x01, 0xC0, 0xD9]);
+    let mut gb = GameBoy::new(rom.into(), None).unwrap();
+    gb.tick(3, false, false);
+    assert_eq!(gb.bus.peek(0xC001), 0x77);
+    assert!(gb.cpu.ime, "RETI re-enabled interrupts");
+}
+
+#[test]
+fn save_state_resume_is_identical_and_deterministic() {
+    let rom: Arc<[u8]> =
+        std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../games/dodge.gb"))
+            .unwrap()
+            .into();
+    let mut a = GameBoy::new(rom.clone(), None).unwrap();
+    a.tick(80, false, true);
+    a.set_buttons(emurust_core::joypad::button::START);
+    a.tick(3, false, true);
+    a.set_buttons(0);
+    let state = a.save_state();
+    let mut b = GameBoy::new(rom, None).unwrap();
+    b.load_state(&state).unwrap();
+    for gb in [&mut a, &mut b] {
+        gb.set_buttons(emurust_core::joypad::button::LEFT);
+        gb.tick(100, true, true);
+    }
+    assert_eq!(a.save_state(), b.save_state());
+    assert_eq!(a.bus.lcd.screen_rgba(), b.bus.lcd.screen_rgba());
+}
