@@ -148,3 +148,33 @@ def test_disassembler_lengths_match_pyboys_opcode_table():
     assert disassemble(b"\x18\xfe", 0x150) == (2, "JR $0150")
     assert disassemble(b"\xcb\x7c") == (2, "BIT 7,H")
     assert disassemble(b"\xe0\x05") == (2, "LDH ($FF05),A")
+
+
+@pytest.mark.parametrize(
+    "kind, sources",
+    [
+        ("translate-cpu", ["cpu.rs"]),
+        ("translate-bus", ["gameboy.rs"]),
+        ("translate-timer", ["timer.rs"]),
+        ("translate-ppu", ["lcd/mod.rs"]),
+        ("translate-cartridge", ["cartridge.rs"]),
+    ],
+)
+def test_example_contracts_name_real_functions(kind, sources):
+    """Every `pub fn` an example's contract names exists in our source (catches drift)."""
+    contract = prompts.load(kind).values["contract"]
+    names = set(re.findall(r"pub fn (\w+)", contract))
+    assert names
+    code = "".join((ROOT / "crates" / "emurust-core" / "src" / s).read_text() for s in sources)
+    missing = sorted(n for n in names if not re.search(rf"pub fn {n}\b", code))
+    assert not missing, f"{kind}: contract names functions the source lacks: {missing}"
+
+
+def test_batch_example_contract_names_real_methods():
+    batch = ROOT / "crates" / "emurust-py" / "src" / "batch.rs"
+    if not batch.is_file():
+        pytest.skip("the batch (crates/emurust-py/src/batch.rs) is not merged yet")
+    code = batch.read_text()
+    contract = prompts.load("translate-batch").values["contract"]
+    missing = sorted(n for n in set(re.findall(r"def (\w+)", contract)) - {"__init__"} if not re.search(rf"fn {n}\b", code))
+    assert not missing, missing
