@@ -3,6 +3,8 @@
     emurust run [ROM] [--frames N]            play a ROM (default: the embedded game) randomly, report
     emurust verify cpu --vectors DIR          SM83 single-step vectors (L1)
     emurust verify rollout ROM --frames N --seed S   emurust vs PyBoy 2.8.1, every frame (L3)
+    emurust verify report ROM --out DIR       L1-L3 in one report (report.md, report.json)
+    emurust prompt KIND [--set k=v] [--from-file k=PATH] [--out FILE]   recipe prompts (--list)
 """
 
 from __future__ import annotations
@@ -64,10 +66,16 @@ def main(argv: list[str] | None = None) -> int:
     p_verify = sub.add_parser("verify", help="verification against references")
     vsub = p_verify.add_subparsers(dest="what", required=True)
     from .verify import cpu as vcpu
+    from .verify import report as vreport
     from .verify import rollout as vrollout
 
     vcpu.add_parser(vsub)
     vrollout.add_parser(vsub)
+    vreport.add_parser(vsub)
+
+    from . import prompts
+
+    prompts.add_parser(sub)
 
     args = parser.parse_args(argv)
     try:
