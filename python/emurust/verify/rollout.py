@@ -198,7 +198,16 @@ def _main(args) -> int:
     if getattr(args, "repair_prompt", None):
         from ..prompts import write_repair_prompt
 
-        write_repair_prompt(args.repair_prompt, args.rom, r)
+        boot = " --no-boot-rom" if args.no_boot_rom else ""
+        write_repair_prompt(
+            args.repair_prompt,
+            args.rom,
+            r,
+            reproduce=f"emurust verify rollout {args.rom} --frames {r.divergence.frame} --seed {args.seed}"
+            f" --render-every {args.render_every}{boot}",
+            input_desc=f"seeded random buttons (seed {args.seed}), "
+            + ("emurust from its post-boot state, PyBoy after its boot frames" if args.no_boot_rom else "both through PyBoy's DMG boot ROM"),
+        )
         print(f"repair prompt: {args.repair_prompt}")
     return 1
 
