@@ -124,10 +124,10 @@ impl Cartridge {
                     c.rumble_on = r.u8()? != 0;
                 }
             }
-            Mapper::Mbc3 | Mapper::Mbc30 => {
-                if ram_bank as usize >= self.ram_banks && !(0x08..=0x0C).contains(&ram_bank) {
-                    return Err(foreign(format!("RAM bank {ram_bank} selected")));
-                }
+            Mapper::Mbc3 | Mapper::Mbc30
+                if ram_bank as usize >= self.ram_banks && !(0x08..=0x0C).contains(&ram_bank) =>
+            {
+                return Err(foreign(format!("RAM bank {ram_bank} selected")));
             }
             _ => {}
         }
