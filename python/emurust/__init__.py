@@ -36,7 +36,17 @@ class GameBoy(_core.GameBoy):
     nothing). Cartridge RAM: ``cartridge_ram()``, ``set_cartridge_ram(bytes)``,
     ``battery_save()``, ``load_battery_save(bytes)``. Screen: ``screen_rgba()`` (144x160x4, as
     PyBoy's ``screen.ndarray``), ``screen_shades()`` (144x160, 0-3).
+    PyBoy interop: ``save_pyboy_state() -> bytes`` (a PyBoy 2.8.1 ``.state``),
+    ``load_pyboy_state(bytes_or_path)``, ``GameBoy.from_pyboy_state(rom, state)``.
     """
+
+    @classmethod
+    def from_pyboy_state(cls, rom: RomLike, state: Union[RomLike, "os.PathLike[str]"], **kwargs) -> "GameBoy":
+        """A new emulator for ``rom`` that continues from a PyBoy 2.8.1 save state (bytes or path),
+        exactly as PyBoy does after ``load_state``. Raises :class:`StateError` if it does not fit."""
+        gb = cls(rom, **kwargs)
+        gb.load_pyboy_state(state)
+        return gb
 
 
 def pyboy_boot_rom() -> bytes:

@@ -49,6 +49,13 @@ class GameBoy:
     def save_state(self) -> bytes: ...
     def load_state(self, data: bytes) -> None:
         """Raises StateError for a corrupt or foreign state; the emulator is then unchanged."""
+    def save_pyboy_state(self) -> bytes:
+        """The machine as a PyBoy 2.8.1 save state, loadable by ``PyBoy.load_state``."""
+    def load_pyboy_state(self, state: Union[bytes, str, PathLike[str]]) -> None:
+        """Load a PyBoy 2.8.1 ``.state`` (bytes or path) of this ROM; continues exactly as PyBoy.
+
+        Raises StateError for another version, a CGB state, truncated data or a state that does
+        not fit this cartridge; the emulator is then unchanged."""
     def cartridge_ram(self) -> bytes: ...
     def set_cartridge_ram(self, data: bytes) -> None: ...
     def battery_save(self) -> Optional[bytes]: ...

@@ -25,6 +25,7 @@
 //! - `set_sampling`/`clear_samples` at the start of each frame (PyBoy's `_tick`).
 
 mod channels;
+pub mod pyboy_state;
 #[cfg(test)]
 mod tests;
 

@@ -16,6 +16,7 @@
 
 pub mod header;
 mod mbc;
+pub mod pyboy_state;
 pub mod rtc;
 
 use std::sync::Arc;

@@ -28,6 +28,8 @@ use crate::state::{StateReader, StateWriter};
 use crate::timer::Timer;
 use crate::CoreError;
 
+pub mod pyboy_state;
+
 const OPCODE_RETI: u16 = 0xD9;
 const OPCODE_DI: u16 = 0xF3;
 

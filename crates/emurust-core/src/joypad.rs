@@ -7,6 +7,8 @@
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
 
+pub mod pyboy_state;
+
 /// Buttons as bit masks of [`Joypad::pressed`]: low nibble the d-pad, high nibble the buttons.
 pub mod button {
     pub const RIGHT: u8 = 1 << 0;

@@ -10,6 +10,8 @@ use crate::state::{StateReader, StateWriter};
 use crate::timer::FAR_AWAY;
 use crate::CoreError;
 
+pub mod pyboy_state;
+
 const CYCLES_PER_BYTE: u64 = 8 * 128;
 /// Sent bytes kept; older ones are dropped first (a program printing forever must not grow memory).
 const SENT_CAPACITY: usize = 1 << 20;

@@ -12,6 +12,8 @@
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
 
+pub mod pyboy_state;
+
 /// "Nothing scheduled" as the scheduler understands it.
 pub const FAR_AWAY: u64 = 1 << 31;
 

@@ -279,6 +279,17 @@ impl PyGameBoy {
         guarded("load_state", || self.gb.load_state(data))?.map_err(to_py)
     }
 
+    /// The machine as a PyBoy 2.8.1 save state (what `PyBoy.save_state` writes).
+    fn save_pyboy_state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.gb.save_pyboy_state())
+    }
+
+    /// Load a PyBoy 2.8.1 save state (bytes, or a path to a `.state` file) of this ROM.
+    fn load_pyboy_state(&mut self, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        let data = load_bytes(state, "PyBoy state")?;
+        guarded("load_pyboy_state", || self.gb.load_pyboy_state(&data))?.map_err(to_py)
+    }
+
     /// All external cartridge RAM (every bank).
     fn cartridge_ram<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, self.gb.bus.cart.ram())

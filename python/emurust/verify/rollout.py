@@ -44,6 +44,28 @@ def button_schedule(seed: int, frames: int, change_probability: float = 0.1) -> 
     return schedule
 
 
+#: Bytes at the end of a PyBoy 2.8.1 DMG state after an MBC3 clock block: joypad, serial, Super GB.
+_PYBOY_TAIL_AFTER_RTC = 2 + 36 + 10379
+
+
+def pyboy_state_without_wall_clock(state: bytes, gb) -> bytes:
+    """`state` (a PyBoy 2.8.1 state of `gb`'s ROM) with its MBC3 clock's two wall-clock times
+    (time zero and time of saving) set to the far future, as emurust writes them, so that PyBoy
+    adds no host time to the clock when loading it (emurust's clock runs on emulated time only).
+    Other states are returned unchanged."""
+    import struct
+    import sys
+
+    if gb.read_rom_bank(0, 0x147) not in (0x0F, 0x10) or len(state) < _PYBOY_TAIL_AFTER_RTC + 33:
+        return bytes(state)
+    out = bytearray(state)
+    far = struct.pack("<d", sys.float_info.max)
+    end = len(out) - _PYBOY_TAIL_AFTER_RTC
+    out[end - 8 : end] = far  # saved at
+    out[end - 33 : end - 25] = far  # time zero
+    return bytes(out)
+
+
 @dataclass
 class RolloutResult:
     frames_identical: int
@@ -64,6 +86,7 @@ def rollout(
     before_frame: Optional[Callable[[object, int], None]] = None,
     boot_rom: bool = True,
     tick_pattern_seed: Optional[int] = None,
+    start_state=None,
 ) -> RolloutResult:
     """Run `frames` frames on both emulators; compare after every `compare_every` frames.
 
@@ -78,6 +101,11 @@ def rollout(
     With `tick_pattern_seed`, frames are ticked in random batches (``tick(n, render)`` with n in
     1-4 and a random render flag, the same calls on both sides) to exercise every pattern of
     drawn and skipped frames; comparisons then happen after each call.
+
+    With `start_state` (a PyBoy 2.8.1 ``.state``: bytes or a path), both start from it: PyBoy
+    loads it natively (with an MBC3 clock's save time neutralised, see
+    :func:`pyboy_state_without_wall_clock`), emurust through ``load_pyboy_state``. Frames are
+    then counted from the state.
     """
     import emurust
 
@@ -86,7 +114,18 @@ def rollout(
     gb = emurust.GameBoy(rom_path, boot_rom=boot if boot_rom else None)
     pb = make_pyboy(rom_path)
     skip = () if boot_rom else ("VRAM",)
-    if not boot_rom:
+    if start_state is not None:
+        import io
+
+        if isinstance(start_state, (bytes, bytearray)):
+            state = bytes(start_state)
+        else:
+            with open(start_state, "rb") as f:
+                state = f.read()
+        gb.load_pyboy_state(state)
+        pb.load_state(io.BytesIO(pyboy_state_without_wall_clock(state, gb)))
+        skip = ()
+    elif not boot_rom:
         pb.tick(BOOT_FRAMES, False)
         pb._serial()
     schedule = button_schedule(seed, frames) if seed is not None else [[] for _ in range(frames)]
@@ -183,6 +222,7 @@ def _main(args) -> int:
             render_every=args.render_every,
             progress=_progress_adapter(update) if update else None,
             boot_rom=not args.no_boot_rom,
+            start_state=getattr(args, "start_state", None),
         )
     finally:
         close()
@@ -220,6 +260,11 @@ def add_parser(sub) -> None:
     p.add_argument("--render-every", type=int, default=1, metavar="K", help="draw and compare the screen every K frames")
     p.add_argument("--no-boot-rom", action="store_true", help="start emurust in its post-boot state (VRAM not compared)")
     p.add_argument("--png", help="where to write the side-by-side screens on divergence")
+    p.add_argument(
+        "--start-state",
+        metavar="FILE",
+        help="start both from this PyBoy 2.8.1 .state (PyBoy loads it natively, emurust via load_pyboy_state)",
+    )
     p.add_argument("--repair-prompt", metavar="FILE", help="on divergence, fill the repair template into FILE")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_main)

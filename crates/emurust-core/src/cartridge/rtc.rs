@@ -32,6 +32,8 @@
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
 
+pub mod pyboy_state;
+
 /// T-cycles per RTC second (the DMG clock; PyBoy's CLOCK_RATE).
 pub const RTC_CYCLES_PER_SECOND: u64 = 4_194_304;
 
