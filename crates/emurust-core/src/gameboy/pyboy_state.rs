@@ -305,6 +305,8 @@ impl GameBoy {
         Ok(Decoded {
             cpu,
             halted_after_ei: false,
+            // PyBoy saves between ticks, at a frame boundary.
+            resume_frame: false,
             frames: self.frames,
             bus,
         })
