@@ -760,12 +760,12 @@ impl Batch {
     }
 
     /// Seed the reset randomisation: an int seeds environment i with `seed + i`; a list gives
-    /// one seed per environment.
+    /// one seed per environment (None leaves that environment's generator as it is).
     fn seed(&mut self, seed: &Bound<'_, PyAny>) -> PyResult<()> {
         let n = self.envs.len();
-        let seeds: Vec<u64> = if let Ok(s) = seed.extract::<u64>() {
-            (0..n as u64).map(|i| s.wrapping_add(i)).collect()
-        } else if let Ok(v) = seed.extract::<Vec<u64>>() {
+        let seeds: Vec<Option<u64>> = if let Ok(s) = seed.extract::<u64>() {
+            (0..n as u64).map(|i| Some(s.wrapping_add(i))).collect()
+        } else if let Ok(v) = seed.extract::<Vec<Option<u64>>>() {
             if v.len() != n {
                 return Err(PyValueError::new_err(format!(
                     "seed: expected {n} seeds, got {}",
@@ -775,12 +775,14 @@ impl Batch {
             v
         } else {
             return Err(PyTypeError::new_err(
-                "seed must be a non-negative int or a list of them",
+                "seed must be a non-negative int or a list of them (or None)",
             ));
         };
         for (e, s) in self.envs.iter_mut().zip(seeds) {
-            e.rng = s;
-            splitmix64(&mut e.rng);
+            if let Some(s) = s {
+                e.rng = s;
+                splitmix64(&mut e.rng);
+            }
         }
         Ok(())
     }
