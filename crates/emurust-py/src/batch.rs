@@ -699,8 +699,8 @@ impl Batch {
 
     /// Button mask of each action (bit 0 right, 1 left, 2 up, 3 down, 4 a, 5 b, 6 select, 7 start).
     #[getter]
-    fn action_masks(&self) -> Vec<u8> {
-        self.cfg.action_masks.clone()
+    fn action_masks(&self) -> Vec<u16> {
+        self.cfg.action_masks.iter().map(|&m| m as u16).collect()
     }
 
     #[getter]
