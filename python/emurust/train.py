@@ -43,7 +43,33 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--logdir", default="runs", help="TensorBoard log directory")
     p.add_argument("--save", default=None, help="save the model here (.zip)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--torch-threads", type=int, default=None)
+    p.add_argument("--torch-threads", type=int, default=1,
+                   help="PyTorch threads (default 1: on small machines more threads fight the emulator's)")
+    p.add_argument("--nature-cnn", action="store_true",
+                   help="SB3's default NatureCNN (about 2.5x slower on CPU) instead of the small CNN")
+
+
+def _small_cnn():
+    import torch
+    from torch import nn
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+
+    class SmallCNN(BaseFeaturesExtractor):
+        """Two conv layers and a 256-unit layer: NatureCNN's shape at a third of its CPU cost."""
+
+        def __init__(self, observation_space, features_dim: int = 256):
+            super().__init__(observation_space, features_dim)
+            c = observation_space.shape[0]
+            self.cnn = nn.Sequential(nn.Conv2d(c, 16, 8, stride=4), nn.ReLU(), nn.Conv2d(16, 32, 4, stride=2),
+                                     nn.ReLU(), nn.Flatten())
+            with torch.no_grad():
+                n = self.cnn(torch.zeros(1, *observation_space.shape)).shape[1]
+            self.linear = nn.Sequential(nn.Linear(n, features_dim), nn.ReLU())
+
+        def forward(self, x):
+            return self.linear(self.cnn(x))
+
+    return SmallCNN
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -94,7 +120,8 @@ def run(args: argparse.Namespace) -> dict:
     run_name = f"ppo_{args.game}_{int(time.time())}"
     model = PPO("CnnPolicy", env, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.epochs,
                 learning_rate=args.lr, ent_coef=args.ent_coef, clip_range=0.1, gamma=0.99, gae_lambda=0.95,
-                vf_coef=0.5, seed=args.seed, verbose=0, tensorboard_log=args.logdir, device="cpu")
+                vf_coef=0.5, seed=args.seed,
+                policy_kwargs=None if args.nature_cnn else {"features_extractor_class": _small_cnn()}, verbose=0, tensorboard_log=args.logdir, device="cpu")
     t0 = time.time()
     model.learn(total_timesteps=args.steps, callback=Curve(), progress_bar=not args.no_progress,
                 tb_log_name=run_name)
