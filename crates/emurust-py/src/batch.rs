@@ -324,20 +324,41 @@ fn read_actions(
     )))
 }
 
-fn read_mask(mask: &Bound<'_, PyAny>, n: usize, what: &str) -> PyResult<Vec<bool>> {
-    let v: Vec<bool> = match mask.downcast::<PyArray<bool, numpy::Ix1>>() {
-        Ok(a) => a.to_vec()?,
-        Err(_) => mask.extract::<Vec<bool>>().map_err(|_| {
-            PyTypeError::new_err(format!("{what} must be a boolean array of shape ({n},)"))
-        })?,
-    };
-    if v.len() != n {
-        return Err(PyValueError::new_err(format!(
-            "{what} must have shape ({n},), got ({},)",
-            v.len()
-        )));
+/// Fill `jobs` from a boolean mask of shape (N,): `yes` where true, `no` where false.
+/// A NumPy bool array is read in place (no allocation); a list of bools is accepted too.
+fn read_mask(
+    mask: &Bound<'_, PyAny>,
+    jobs: &mut [Job],
+    yes: Job,
+    no: Job,
+    what: &str,
+) -> PyResult<()> {
+    let n = jobs.len();
+    let bad_len =
+        |len: usize| PyValueError::new_err(format!("{what} must have shape ({n},), got ({len},)"));
+    if let Ok(a) = mask.downcast::<PyArray<bool, numpy::Ix1>>() {
+        let ro = a
+            .try_readonly()
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let v = ro.as_array();
+        if v.len() != n {
+            return Err(bad_len(v.len()));
+        }
+        for (j, &m) in jobs.iter_mut().zip(v.iter()) {
+            *j = if m { yes } else { no };
+        }
+        return Ok(());
     }
-    Ok(v)
+    let v: Vec<bool> = mask.extract().map_err(|_| {
+        PyTypeError::new_err(format!("{what} must be a boolean array of shape ({n},)"))
+    })?;
+    if v.len() != n {
+        return Err(bad_len(v.len()));
+    }
+    for (j, m) in jobs.iter_mut().zip(v) {
+        *j = if m { yes } else { no };
+    }
+    Ok(())
 }
 
 impl Batch {
@@ -791,13 +812,9 @@ impl Batch {
     /// rewritten (reward 0, not terminated/truncated); other rows are left as they were.
     #[pyo3(signature = (mask=None))]
     fn reset(&mut self, py: Python<'_>, mask: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        let n = self.envs.len();
-        let m = match mask {
-            None => vec![true; n],
-            Some(m) => read_mask(m, n, "reset mask")?,
-        };
-        for (j, &r) in self.jobs.iter_mut().zip(&m) {
-            *j = if r { Job::Reset } else { Job::Skip };
+        match mask {
+            None => self.jobs.fill(Job::Reset),
+            Some(m) => read_mask(m, &mut self.jobs, Job::Reset, Job::Skip, "reset mask")?,
         }
         self.run_jobs(py)
     }
@@ -816,12 +833,7 @@ impl Batch {
         read_actions(actions, n, self.cfg.action_masks.len(), &mut self.actions)?;
         match reset_mask {
             None => self.jobs.fill(Job::Step),
-            Some(m) => {
-                let m = read_mask(m, n, "reset_mask")?;
-                for (j, r) in self.jobs.iter_mut().zip(m) {
-                    *j = if r { Job::Reset } else { Job::Step };
-                }
-            }
+            Some(m) => read_mask(m, &mut self.jobs, Job::Reset, Job::Step, "reset_mask")?,
         }
         self.run_jobs(py)
     }
