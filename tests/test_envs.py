@@ -59,6 +59,7 @@ def test_make_vec_spaces_and_determinism():
     a, b, c = roll(7), roll(7), roll(8)
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, c)
+    np.testing.assert_array_equal(roll([7, 8, 9, 10]), a)  # a list gives one seed per environment
     generic = gym.make_vec("emurust/GameBoy-v0", num_envs=2, rom=DODGE, obs="ram", ram=[(0xC000, 8)])
     assert generic.observation_space.shape == (2, 8)
     venv.close()

@@ -287,7 +287,7 @@ class GameBoyVectorEnv(VectorEnv):
         self._needs_reset = True
 
     def reset(self, *, seed: Any = None, options: Optional[dict] = None):
-        super().reset(seed=seed)
+        super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
         options = dict(options or {})
         mask = options.pop("reset_mask", None)
         if options:
