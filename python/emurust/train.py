@@ -38,7 +38,8 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--ent-coef", type=float, default=0.01)
-    p.add_argument("--life-penalty", type=float, default=0.0, help="reward lost per life lost")
+    p.add_argument("--life-penalty", type=float, default=10.0, help="reward lost per life lost")
+    p.add_argument("--no-norm-reward", action="store_true", help="no VecNormalize reward scaling")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--logdir", default="runs", help="TensorBoard log directory")
     p.add_argument("--save", default=None, help="save the model here (.zip)")
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> dict:
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.vec_env import VecFrameStack, VecMonitor
+    from stable_baselines3.common.vec_env import VecFrameStack, VecMonitor, VecNormalize
 
     from .sb3 import EmurustVecEnv
 
@@ -86,7 +87,9 @@ def run(args: argparse.Namespace) -> dict:
     venv = EmurustVecEnv(args.envs, game=args.game, obs=args.obs, num_threads=args.threads,
                          life_penalty=args.life_penalty)
     venv.seed(args.seed)
-    env = VecMonitor(venv)
+    env = VecMonitor(venv)  # episode rewards are logged before any scaling
+    if not args.no_norm_reward:
+        env = VecNormalize(env, norm_obs=False, norm_reward=True, gamma=0.99)
     if args.frame_stack > 1:
         env = VecFrameStack(env, args.frame_stack)
 
