@@ -1,0 +1,960 @@
+//! `emurust._core.Batch`: N emulators of one ROM stepped together for reinforcement learning.
+//!
+//! One Python call (`step`) steps every emulator: the GIL is released and a dedicated Rayon
+//! pool runs the environments in parallel (serially when that is faster: one environment or
+//! one thread). Results land directly in NumPy arrays the batch allocated once; Python sees
+//! read-only views of them, overwritten by every `step`/`reset`. Each environment owns its
+//! emulator, its random generator and its reward memory, so the results do not depend on the
+//! number of threads or on the scheduling.
+//!
+//! Per step and environment: press the action's buttons, run `frame_skip` frames (releasing
+//! them after `press_frames`), render only the last frame and only when an observation needs
+//! pixels, then write the observations, evaluate the reward terms and end conditions.
+//!
+//! Reset: load the start state (power-on, i.e. the post-boot state, or a save state), run a
+//! seeded number of idle frames in `[0, noop_max]`, then the reset script (button masks held
+//! for some frames, e.g. START to leave a title screen). At least one frame is run, so the
+//! reset observation is a freshly drawn picture.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use emurust_core::joypad::{button, BUTTON_NAMES};
+use emurust_core::{CoreError, GameBoy};
+use numpy::ndarray::IxDyn;
+use numpy::{PyArray, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use rayon::prelude::*;
+
+mod spec;
+
+use spec::{Cond, ObsKind, Op, Term, ValueType};
+
+use crate::{load_bytes, to_py, StateError};
+
+/// The default discrete action set: no-op, each button, and the usual jump/fire + move combos.
+const DEFAULT_ACTIONS: [u8; 13] = [
+    0,
+    button::A,
+    button::B,
+    button::UP,
+    button::DOWN,
+    button::LEFT,
+    button::RIGHT,
+    button::START,
+    button::SELECT,
+    button::A | button::RIGHT,
+    button::A | button::LEFT,
+    button::B | button::RIGHT,
+    button::B | button::LEFT,
+];
+
+/// splitmix64: a tiny, well-mixed generator; one per environment (reset randomisation only).
+#[inline]
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Everything fixed at construction that the workers read.
+struct Config {
+    action_masks: Vec<u8>,
+    frame_skip: u32,
+    press_frames: u32,
+    render: bool,
+    obs_kinds: Vec<ObsKind>,
+    ram: Vec<(u16, u16)>,
+    ram_len: usize,
+    terms: Vec<Term>,
+    conds: Vec<Cond>,
+    max_episode_steps: u64,
+    noop_max: u32,
+    reset_script: Vec<(u8, u32)>,
+}
+
+/// One environment: its emulator and episode bookkeeping.
+struct Env {
+    gb: Box<GameBoy>,
+    /// State loaded at every reset.
+    start: Arc<[u8]>,
+    rng: u64,
+    /// Previous values of the reward terms (for deltas); allocated once.
+    prev: Vec<f64>,
+    steps: u64,
+    /// A reset failed (only possible with a start state the emulator rejects).
+    error: Option<CoreError>,
+}
+
+impl Env {
+    fn run_frames(&mut self, frames: u32, render_last: bool) {
+        for f in 0..frames {
+            self.gb.run_frame(render_last && f + 1 == frames);
+        }
+    }
+
+    fn reset(&mut self, cfg: &Config) {
+        if let Err(e) = self.gb.load_state(&self.start) {
+            self.error = Some(e);
+            return;
+        }
+        self.gb.set_buttons(0);
+        let idle = if cfg.noop_max > 0 {
+            (splitmix64(&mut self.rng) % (cfg.noop_max as u64 + 1)) as u32
+        } else {
+            0
+        };
+        let script_frames: u32 = cfg.reset_script.iter().map(|s| s.1).sum();
+        let idle = if idle + script_frames == 0 { 1 } else { idle };
+        self.run_frames(idle, cfg.render && script_frames == 0);
+        let mut left = script_frames;
+        for &(mask, frames) in &cfg.reset_script {
+            self.gb.set_buttons(mask);
+            for _ in 0..frames {
+                left -= 1;
+                self.gb.run_frame(cfg.render && left == 0);
+            }
+        }
+        self.gb.set_buttons(0);
+        self.steps = 0;
+        for (p, t) in self.prev.iter_mut().zip(&cfg.terms) {
+            *p = t.ty.read(&self.gb, t.addr);
+        }
+    }
+
+    /// Returns (reward, terminated, truncated).
+    fn step(&mut self, cfg: &Config, action: usize) -> (f64, bool, bool) {
+        let mask = cfg.action_masks[action];
+        self.gb.set_buttons(mask);
+        for f in 0..cfg.frame_skip {
+            if f == cfg.press_frames {
+                self.gb.set_buttons(0);
+            }
+            self.gb.run_frame(cfg.render && f + 1 == cfg.frame_skip);
+        }
+        self.steps += 1;
+        let mut reward = 0.0;
+        for (p, t) in self.prev.iter_mut().zip(&cfg.terms) {
+            let v = t.ty.read(&self.gb, t.addr);
+            reward += t.weight * if t.delta { v - *p } else { v };
+            *p = v;
+        }
+        let terminated = cfg.conds.iter().any(|c| c.holds(&self.gb));
+        let truncated = cfg.max_episode_steps > 0 && self.steps >= cfg.max_episode_steps;
+        (reward, terminated, truncated)
+    }
+}
+
+/// Raw pointers to the output arrays (owned by the batch, never exposed writable, never
+/// resized). Workers write disjoint rows: row `i` belongs to environment `i` only.
+#[derive(Clone, Copy)]
+struct OutPtr<T>(*mut T);
+unsafe impl<T> Send for OutPtr<T> {}
+unsafe impl<T> Sync for OutPtr<T> {}
+
+struct Outputs {
+    /// (kind, base pointer, bytes per environment) for every pixel observation.
+    pixels: Vec<(ObsKind, OutPtr<u8>, usize)>,
+    ram: OutPtr<u8>,
+    rewards: OutPtr<f64>,
+    terminated: OutPtr<bool>,
+    truncated: OutPtr<bool>,
+}
+
+impl Outputs {
+    /// Write environment `i`'s results. Safety: `i < N` and no one else writes row `i`.
+    unsafe fn write(&self, cfg: &Config, i: usize, env: &Env, r: (f64, bool, bool)) {
+        for &(kind, ptr, size) in &self.pixels {
+            let row = std::slice::from_raw_parts_mut(ptr.0.add(i * size), size);
+            spec::write_obs(kind, &env.gb, &cfg.ram, row);
+        }
+        if cfg.ram_len > 0 {
+            let row = std::slice::from_raw_parts_mut(self.ram.0.add(i * cfg.ram_len), cfg.ram_len);
+            spec::write_obs(ObsKind::Ram, &env.gb, &cfg.ram, row);
+        }
+        *self.rewards.0.add(i) = r.0;
+        *self.terminated.0.add(i) = r.1;
+        *self.truncated.0.add(i) = r.2;
+    }
+}
+
+/// What to do with each environment in one parallel pass.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Job {
+    Skip,
+    Step,
+    Reset,
+}
+
+/// A batch of N Game Boys running the same ROM. See `emurust.envs` for the documented API.
+#[pyclass(module = "emurust._core", name = "Batch")]
+pub struct Batch {
+    rom: Arc<[u8]>,
+    envs: Vec<Env>,
+    cfg: Config,
+    out: Outputs,
+    pool: rayon::ThreadPool,
+    threads: usize,
+    /// Per-step scratch (allocated once).
+    jobs: Vec<Job>,
+    actions: Vec<u32>,
+    // Owned arrays (never handed out) and their read-only views (handed out).
+    _owned: Vec<PyObject>,
+    views: Py<PyDict>,
+    poisoned: bool,
+}
+
+fn mask_from_py(item: &Bound<'_, PyAny>, what: &str) -> PyResult<u8> {
+    fn name_mask(name: &str, what: &str) -> PyResult<u8> {
+        let mut mask = 0u8;
+        for part in name.split('+') {
+            let p = part.trim().to_ascii_lowercase();
+            if p.is_empty() || p == "noop" || p == "none" {
+                continue;
+            }
+            let bit = BUTTON_NAMES.iter().position(|n| *n == p).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "{what}: unknown button {part:?}; expected names from {BUTTON_NAMES:?} joined by '+', or 'noop'"
+                ))
+            })?;
+            mask |= 1 << bit;
+        }
+        Ok(mask)
+    }
+    if let Ok(s) = item.downcast::<PyString>() {
+        return name_mask(&s.to_cow()?, what);
+    }
+    if item.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(PyTypeError::new_err(format!(
+            "{what}: expected a button name, a list of names or a mask, got a bool"
+        )));
+    }
+    if let Ok(v) = item.extract::<i64>() {
+        return u8::try_from(v).map_err(|_| {
+            PyValueError::new_err(format!("{what}: a button mask is 0-255, got {v}"))
+        });
+    }
+    if let Ok(names) = item.extract::<Vec<String>>() {
+        let mut mask = 0;
+        for n in names {
+            mask |= name_mask(&n, what)?;
+        }
+        return Ok(mask);
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what}: expected a button name ('a', 'a+right', 'noop'), a list of names or an int mask, got {}",
+        item.get_type().name()?
+    )))
+}
+
+fn addr_u16(v: i64, what: &str) -> PyResult<u16> {
+    u16::try_from(v)
+        .map_err(|_| PyValueError::new_err(format!("{what}: address {v} is outside 0x0000-0xFFFF")))
+}
+
+fn value_type(name: &str, what: &str) -> PyResult<ValueType> {
+    ValueType::parse(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "{what}: unknown value type {name:?}; expected u8, i8, u16le, u16be, i16le, i16be, u24le/be, u32le/be, i32le/be, bcd1..bcd4 (big endian) or bcd1le..bcd4le"
+        ))
+    })
+}
+
+fn check_span(addr: u16, len: u8, what: &str) -> PyResult<()> {
+    if addr as u32 + len as u32 > 0x10000 {
+        return Err(PyValueError::new_err(format!(
+            "{what}: {len} bytes at {addr:#06x} leave the address space"
+        )));
+    }
+    Ok(())
+}
+
+/// Read an integer action array of shape (N,) into `out`, validating dtype, shape and range.
+fn read_actions(
+    actions: &Bound<'_, PyAny>,
+    n: usize,
+    num_actions: usize,
+    out: &mut [u32],
+) -> PyResult<()> {
+    let arr = actions.downcast::<PyUntypedArray>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "actions must be a NumPy integer array of shape ({n},), got {}",
+            actions
+                .get_type()
+                .name()
+                .map(|s| s.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    if arr.shape() != [n] {
+        return Err(PyValueError::new_err(format!(
+            "actions must have shape ({n},), got {:?}",
+            arr.shape()
+        )));
+    }
+    macro_rules! take {
+        ($($t:ty),*) => {
+            $(
+                if let Ok(a) = actions.downcast::<PyArray<$t, numpy::Ix1>>() {
+                    let ro = a.try_readonly().map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+                    for (i, (o, &v)) in out.iter_mut().zip(ro.as_array().iter()).enumerate() {
+                        #[allow(unused_comparisons)]
+                        let bad = v < (0 as $t) || (v as u64) >= num_actions as u64;
+                        if bad {
+                            return Err(PyValueError::new_err(format!(
+                                "action {} of environment {i} is out of range: there are {num_actions} actions (0-{})",
+                                v, num_actions - 1
+                            )));
+                        }
+                        *o = v as u32;
+                    }
+                    return Ok(());
+                }
+            )*
+        };
+    }
+    take!(i64, i32, u8, u32, u16, i16, i8, u64);
+    Err(PyTypeError::new_err(format!(
+        "actions must have an integer dtype, got {}",
+        arr.dtype()
+    )))
+}
+
+/// Fill `jobs` from a boolean mask of shape (N,): `yes` where true, `no` where false.
+/// A NumPy bool array is read in place (no allocation); a list of bools is accepted too.
+fn read_mask(
+    mask: &Bound<'_, PyAny>,
+    jobs: &mut [Job],
+    yes: Job,
+    no: Job,
+    what: &str,
+) -> PyResult<()> {
+    let n = jobs.len();
+    let bad_len =
+        |len: usize| PyValueError::new_err(format!("{what} must have shape ({n},), got ({len},)"));
+    if let Ok(a) = mask.downcast::<PyArray<bool, numpy::Ix1>>() {
+        let ro = a
+            .try_readonly()
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let v = ro.as_array();
+        if v.len() != n {
+            return Err(bad_len(v.len()));
+        }
+        for (j, &m) in jobs.iter_mut().zip(v.iter()) {
+            *j = if m { yes } else { no };
+        }
+        return Ok(());
+    }
+    let v: Vec<bool> = mask.extract().map_err(|_| {
+        PyTypeError::new_err(format!("{what} must be a boolean array of shape ({n},)"))
+    })?;
+    if v.len() != n {
+        return Err(bad_len(v.len()));
+    }
+    for (j, m) in jobs.iter_mut().zip(v) {
+        *j = if m { yes } else { no };
+    }
+    Ok(())
+}
+
+impl Batch {
+    fn check_usable(&self) -> PyResult<()> {
+        if self.poisoned {
+            return Err(PyRuntimeError::new_err(
+                "this batch hit an internal error earlier and can no longer be used",
+            ));
+        }
+        Ok(())
+    }
+
+    fn env_index(&self, i: i64) -> PyResult<usize> {
+        let n = self.envs.len() as i64;
+        if i < 0 || i >= n {
+            return Err(PyIndexError::new_err(format!(
+                "environment {i} out of range (0-{})",
+                n - 1
+            )));
+        }
+        Ok(i as usize)
+    }
+
+    /// Run `self.jobs` over every environment (GIL released) and write the outputs.
+    fn run_jobs(&mut self, py: Python<'_>) -> PyResult<()> {
+        self.check_usable()?;
+        let cfg = &self.cfg;
+        let out = &self.out;
+        let jobs = &self.jobs;
+        let actions = &self.actions;
+        let envs = &mut self.envs;
+        let pool = &self.pool;
+        let parallel = self.threads > 1 && envs.len() > 1;
+        let work = |(i, env): (usize, &mut Env)| {
+            let r = match jobs[i] {
+                Job::Skip => return,
+                Job::Reset => {
+                    env.reset(cfg);
+                    (0.0, false, false)
+                }
+                Job::Step => env.step(cfg, actions[i] as usize),
+            };
+            // Safety: row i is written by this closure only (one environment per index).
+            unsafe { out.write(cfg, i, env, r) };
+        };
+        let result = py.allow_threads(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                if parallel {
+                    pool.install(|| envs.par_iter_mut().enumerate().for_each(work));
+                } else {
+                    envs.iter_mut().enumerate().for_each(work);
+                }
+            }))
+        });
+        if result.is_err() {
+            self.poisoned = true;
+            return Err(PyRuntimeError::new_err(
+                "emurust internal error while stepping the batch; the batch can no longer be used. Please report this with the ROM.",
+            ));
+        }
+        for (i, env) in self.envs.iter_mut().enumerate() {
+            if let Some(e) = env.error.take() {
+                return Err(StateError::new_err(format!(
+                    "environment {i} could not load its start state: {e}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// A fresh emulator of this ROM, to check states against without touching any environment.
+    fn check_state(&self, data: &[u8]) -> PyResult<()> {
+        let mut gb = GameBoy::new(self.rom.clone(), None).map_err(to_py)?;
+        gb.load_state(data).map_err(to_py)
+    }
+}
+
+#[pymethods]
+impl Batch {
+    #[new]
+    #[pyo3(signature = (rom, num_envs, *, actions=None, frame_skip=24, press_frames=8,
+        obs=None, ram=None, reward=None, terminate=None, max_episode_steps=0, noop_max=0,
+        reset_script=None, start_state=None, num_threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        rom: &Bound<'_, PyAny>,
+        num_envs: i64,
+        actions: Option<Vec<Bound<'_, PyAny>>>,
+        frame_skip: i64,
+        press_frames: i64,
+        obs: Option<&Bound<'_, PyAny>>,
+        ram: Option<Vec<(i64, i64)>>,
+        reward: Option<Vec<(i64, String, f64, bool)>>,
+        terminate: Option<Vec<(i64, String, String, f64)>>,
+        max_episode_steps: i64,
+        noop_max: i64,
+        reset_script: Option<Vec<(Bound<'_, PyAny>, i64)>>,
+        start_state: Option<&Bound<'_, PyAny>>,
+        num_threads: Option<i64>,
+    ) -> PyResult<Self> {
+        if !(1..=65536).contains(&num_envs) {
+            return Err(PyValueError::new_err(format!(
+                "num_envs must be between 1 and 65536, got {num_envs}"
+            )));
+        }
+        let n = num_envs as usize;
+        if !(1..=100_000).contains(&frame_skip) {
+            return Err(PyValueError::new_err(format!(
+                "frame_skip must be between 1 and 100000, got {frame_skip}"
+            )));
+        }
+        if press_frames < 0 {
+            return Err(PyValueError::new_err(format!(
+                "press_frames must be >= 0, got {press_frames}"
+            )));
+        }
+        if max_episode_steps < 0 || !(0..=1_000_000).contains(&noop_max) {
+            return Err(PyValueError::new_err(
+                "max_episode_steps must be >= 0 and noop_max between 0 and 1000000",
+            ));
+        }
+
+        // Actions.
+        let action_masks: Vec<u8> = match actions {
+            None => DEFAULT_ACTIONS.to_vec(),
+            Some(list) => list
+                .iter()
+                .enumerate()
+                .map(|(i, a)| mask_from_py(a, &format!("actions[{i}]")))
+                .collect::<PyResult<_>>()?,
+        };
+        if action_masks.is_empty() {
+            return Err(PyValueError::new_err("actions must not be empty"));
+        }
+
+        // Observations.
+        let obs_names: Vec<String> = match obs {
+            None => vec!["grey".into()],
+            Some(o) => {
+                if let Ok(s) = o.downcast::<PyString>() {
+                    vec![s.to_cow()?.into_owned()]
+                } else {
+                    o.extract::<Vec<String>>().map_err(|_| {
+                        PyTypeError::new_err("obs must be a name or a list of names")
+                    })?
+                }
+            }
+        };
+        let mut kinds: Vec<ObsKind> = Vec::new();
+        for name in &obs_names {
+            let k = ObsKind::parse(name).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "unknown observation {name:?}; expected one of {:?}",
+                    ObsKind::ALL.iter().map(|x| x.0).collect::<Vec<_>>()
+                ))
+            })?;
+            if kinds.contains(&k) {
+                return Err(PyValueError::new_err(format!(
+                    "observation {name:?} given twice"
+                )));
+            }
+            kinds.push(k);
+        }
+        if kinds.is_empty() {
+            return Err(PyValueError::new_err(
+                "obs must name at least one observation",
+            ));
+        }
+
+        // RAM ranges.
+        let mut ram_ranges = Vec::new();
+        for (addr, len) in ram.unwrap_or_default() {
+            let a = addr_u16(addr, "ram")?;
+            if len < 1 || addr + len > 0x10000 {
+                return Err(PyValueError::new_err(format!(
+                    "ram: range ({addr:#06x}, {len}) must have length >= 1 and stay below 0x10000"
+                )));
+            }
+            ram_ranges.push((a, len as u16));
+        }
+        let ram_len: usize = ram_ranges.iter().map(|r| r.1 as usize).sum();
+        if kinds.contains(&ObsKind::Ram) && ram_len == 0 {
+            return Err(PyValueError::new_err(
+                "the 'ram' observation needs ram=[(address, length), ...]",
+            ));
+        }
+
+        // Rewards and ends.
+        let mut terms = Vec::new();
+        for (i, (addr, ty, weight, delta)) in reward.unwrap_or_default().into_iter().enumerate() {
+            let what = format!("reward[{i}]");
+            let a = addr_u16(addr, &what)?;
+            let ty = value_type(&ty, &what)?;
+            check_span(a, ty.len(), &what)?;
+            if !weight.is_finite() {
+                return Err(PyValueError::new_err(format!(
+                    "{what}: weight must be finite"
+                )));
+            }
+            terms.push(Term {
+                addr: a,
+                ty,
+                weight,
+                delta,
+            });
+        }
+        let mut conds = Vec::new();
+        for (i, (addr, ty, op, value)) in terminate.unwrap_or_default().into_iter().enumerate() {
+            let what = format!("terminate[{i}]");
+            let a = addr_u16(addr, &what)?;
+            let ty = value_type(&ty, &what)?;
+            check_span(a, ty.len(), &what)?;
+            let op = Op::parse(&op).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "{what}: unknown comparison {op:?}; expected ==, !=, <, <=, >, >="
+                ))
+            })?;
+            conds.push(Cond {
+                addr: a,
+                ty,
+                op,
+                value,
+            });
+        }
+
+        let mut script = Vec::new();
+        for (i, (buttons, frames)) in reset_script.unwrap_or_default().iter().enumerate() {
+            let what = format!("reset_script[{i}]");
+            let mask = mask_from_py(buttons, &what)?;
+            if !(0..=1_000_000).contains(frames) {
+                return Err(PyValueError::new_err(format!(
+                    "{what}: frames must be 0-1000000, got {frames}"
+                )));
+            }
+            script.push((mask, *frames as u32));
+        }
+
+        let threads = match num_threads {
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            Some(t) if (1..=1024).contains(&t) => t as usize,
+            Some(t) => {
+                return Err(PyValueError::new_err(format!(
+                    "num_threads must be between 1 and 1024, got {t}"
+                )))
+            }
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("emurust-batch-{i}"))
+            .build()
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the thread pool: {e}")))?;
+
+        // Emulators: the ROM is loaded once and shared.
+        let rom: Arc<[u8]> = load_bytes(rom, "ROM")?.into();
+        let first = GameBoy::new(rom.clone(), None).map_err(to_py)?;
+        let start: Arc<[u8]> = match start_state {
+            None => first.save_state().into(),
+            Some(s) => {
+                let data = load_bytes(s, "start state")?;
+                let mut probe = GameBoy::new(rom.clone(), None).map_err(to_py)?;
+                probe.load_state(&data).map_err(to_py)?;
+                data.into()
+            }
+        };
+        let mut envs = Vec::with_capacity(n);
+        for i in 0..n {
+            let gb = Box::new(GameBoy::new(rom.clone(), None).map_err(to_py)?);
+            let mut rng = i as u64;
+            splitmix64(&mut rng);
+            envs.push(Env {
+                gb,
+                start: start.clone(),
+                rng,
+                prev: vec![0.0; terms.len()],
+                steps: 0,
+                error: None,
+            });
+        }
+        drop(first);
+
+        // Output arrays: owned here, shown to Python as read-only views.
+        let views = PyDict::new(py);
+        let mut owned: Vec<PyObject> = Vec::new();
+        let mut publish = |name: &str, arr: Bound<'_, PyAny>| -> PyResult<()> {
+            let view = arr.call_method0("view")?;
+            view.getattr("flags")?.setattr("writeable", false)?;
+            views.set_item(name, view)?;
+            owned.push(arr.unbind());
+            Ok(())
+        };
+        let mut pixels = Vec::new();
+        for &k in kinds.iter().filter(|k| k.needs_pixels()) {
+            let mut shape = vec![n];
+            shape.extend(k.shape(ram_len));
+            let size: usize = shape[1..].iter().product();
+            let arr = PyArrayDyn::<u8>::zeros(py, IxDyn(&shape), false);
+            pixels.push((k, OutPtr(arr.data()), size));
+            publish(k.name(), arr.into_any())?;
+        }
+        let ram_arr = PyArrayDyn::<u8>::zeros(py, IxDyn(&[n, ram_len]), false);
+        let ram_ptr = OutPtr(ram_arr.data());
+        publish("ram", ram_arr.into_any())?;
+        let rewards = PyArrayDyn::<f64>::zeros(py, IxDyn(&[n]), false);
+        let rewards_ptr = OutPtr(rewards.data());
+        publish("rewards", rewards.into_any())?;
+        let term = PyArrayDyn::<bool>::zeros(py, IxDyn(&[n]), false);
+        let term_ptr = OutPtr(term.data());
+        publish("terminated", term.into_any())?;
+        let trunc = PyArrayDyn::<bool>::zeros(py, IxDyn(&[n]), false);
+        let trunc_ptr = OutPtr(trunc.data());
+        publish("truncated", trunc.into_any())?;
+
+        let render = kinds.iter().any(|k| k.needs_pixels());
+        let press = (press_frames as u64).min(frame_skip as u64) as u32;
+        Ok(Batch {
+            rom,
+            envs,
+            cfg: Config {
+                action_masks,
+                frame_skip: frame_skip as u32,
+                press_frames: press,
+                render,
+                obs_kinds: kinds.clone(),
+                ram: ram_ranges,
+                ram_len,
+                terms,
+                conds,
+                max_episode_steps: max_episode_steps as u64,
+                noop_max: noop_max as u32,
+                reset_script: script,
+            },
+            out: Outputs {
+                pixels,
+                ram: ram_ptr,
+                rewards: rewards_ptr,
+                terminated: term_ptr,
+                truncated: trunc_ptr,
+            },
+            pool,
+            threads,
+            jobs: vec![Job::Skip; n],
+            actions: vec![0; n],
+            _owned: owned,
+            views: views.unbind(),
+            poisoned: false,
+        })
+    }
+
+    #[getter]
+    fn num_envs(&self) -> usize {
+        self.envs.len()
+    }
+
+    #[getter]
+    fn num_actions(&self) -> usize {
+        self.cfg.action_masks.len()
+    }
+
+    /// Button mask of each action (bit 0 right, 1 left, 2 up, 3 down, 4 a, 5 b, 6 select, 7 start).
+    #[getter]
+    fn action_masks(&self) -> Vec<u16> {
+        self.cfg.action_masks.iter().map(|&m| m as u16).collect()
+    }
+
+    #[getter]
+    fn num_threads(&self) -> usize {
+        self.threads
+    }
+
+    #[getter]
+    fn frame_skip(&self) -> u32 {
+        self.cfg.frame_skip
+    }
+
+    #[getter]
+    fn press_frames(&self) -> u32 {
+        self.cfg.press_frames
+    }
+
+    #[getter]
+    fn max_episode_steps(&self) -> u64 {
+        self.cfg.max_episode_steps
+    }
+
+    /// Observation names in the order given.
+    #[getter]
+    fn obs_names(&self) -> Vec<&'static str> {
+        self.cfg.obs_kinds.iter().map(|k| k.name()).collect()
+    }
+
+    /// {name: per-environment shape} of the observations.
+    #[getter]
+    fn obs_shapes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for k in &self.cfg.obs_kinds {
+            d.set_item(k.name(), PyTuple::new(py, k.shape(self.cfg.ram_len))?)?;
+        }
+        Ok(d)
+    }
+
+    /// Read-only views of the output arrays, overwritten by every step/reset:
+    /// one per observation name, plus "ram" (N, K), "rewards" (N,) float64,
+    /// "terminated" and "truncated" (N,) bool.
+    #[getter]
+    fn buffers<'py>(&self, py: Python<'py>) -> Bound<'py, PyDict> {
+        self.views.bind(py).clone()
+    }
+
+    /// Steps taken in each environment's current episode.
+    #[getter]
+    fn episode_steps(&self) -> Vec<u64> {
+        self.envs.iter().map(|e| e.steps).collect()
+    }
+
+    /// Frames each emulator has run since it was created or since the state it loaded was saved.
+    #[getter]
+    fn frame_counts(&self) -> Vec<u64> {
+        self.envs.iter().map(|e| e.gb.frames).collect()
+    }
+
+    /// Seed the reset randomisation: an int seeds environment i with `seed + i`; a list gives
+    /// one seed per environment (None leaves that environment's generator as it is).
+    fn seed(&mut self, seed: &Bound<'_, PyAny>) -> PyResult<()> {
+        let n = self.envs.len();
+        let seeds: Vec<Option<u64>> = if let Ok(s) = seed.extract::<u64>() {
+            (0..n as u64).map(|i| Some(s.wrapping_add(i))).collect()
+        } else if let Ok(v) = seed.extract::<Vec<Option<u64>>>() {
+            if v.len() != n {
+                return Err(PyValueError::new_err(format!(
+                    "seed: expected {n} seeds, got {}",
+                    v.len()
+                )));
+            }
+            v
+        } else {
+            return Err(PyTypeError::new_err(
+                "seed must be a non-negative int or a list of them (or None)",
+            ));
+        };
+        for (e, s) in self.envs.iter_mut().zip(seeds) {
+            if let Some(s) = s {
+                e.rng = s;
+                splitmix64(&mut e.rng);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reset all environments, or those where `mask` is true. Their rows of every output are
+    /// rewritten (reward 0, not terminated/truncated); other rows are left as they were.
+    #[pyo3(signature = (mask=None))]
+    fn reset(&mut self, py: Python<'_>, mask: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        match mask {
+            None => self.jobs.fill(Job::Reset),
+            Some(m) => read_mask(m, &mut self.jobs, Job::Reset, Job::Skip, "reset mask")?,
+        }
+        self.run_jobs(py)
+    }
+
+    /// Step every environment with `actions` (integer array of shape (N,)); environments where
+    /// `reset_mask` is true are reset instead (their action is ignored, but still validated).
+    #[pyo3(signature = (actions, reset_mask=None))]
+    fn step(
+        &mut self,
+        py: Python<'_>,
+        actions: &Bound<'_, PyAny>,
+        reset_mask: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        self.check_usable()?;
+        let n = self.envs.len();
+        read_actions(actions, n, self.cfg.action_masks.len(), &mut self.actions)?;
+        match reset_mask {
+            None => self.jobs.fill(Job::Step),
+            Some(m) => read_mask(m, &mut self.jobs, Job::Reset, Job::Step, "reset_mask")?,
+        }
+        self.run_jobs(py)
+    }
+
+    /// Set the state every later reset of environment `env` (or of all, when None) starts
+    /// from: save-state bytes or a path; None for power-on. Checked before anything changes.
+    #[pyo3(signature = (state, env=None))]
+    fn set_start_state(
+        &mut self,
+        state: Option<&Bound<'_, PyAny>>,
+        env: Option<i64>,
+    ) -> PyResult<()> {
+        let data: Arc<[u8]> = match state {
+            None => GameBoy::new(self.rom.clone(), None)
+                .map_err(to_py)?
+                .save_state()
+                .into(),
+            Some(s) => {
+                let d = load_bytes(s, "start state")?;
+                self.check_state(&d)?;
+                d.into()
+            }
+        };
+        match env {
+            None => self.envs.iter_mut().for_each(|e| e.start = data.clone()),
+            Some(i) => {
+                let i = self.env_index(i)?;
+                self.envs[i].start = data;
+            }
+        }
+        Ok(())
+    }
+
+    /// The start state of environment `env`.
+    fn start_state<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyBytes>> {
+        let i = self.env_index(env)?;
+        Ok(PyBytes::new(py, &self.envs[i].start))
+    }
+
+    /// Save environment `env` now (an emurust save state; its episode bookkeeping is not in it).
+    fn save_state<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyBytes>> {
+        let i = self.env_index(env)?;
+        Ok(PyBytes::new(py, &self.envs[i].gb.save_state()))
+    }
+
+    /// Load a state into environment `env` (its episode goes on: step count kept, reward deltas
+    /// measured from the loaded values). A foreign or corrupt state raises StateError and
+    /// changes nothing. The observation buffers are updated at the next step.
+    fn load_state(&mut self, env: i64, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.check_usable()?;
+        let i = self.env_index(env)?;
+        let d = load_bytes(data, "state")?;
+        let e = &mut self.envs[i];
+        catch_unwind(AssertUnwindSafe(|| e.gb.load_state(&d)))
+            .map_err(|_| PyRuntimeError::new_err("emurust internal error in load_state"))?
+            .map_err(to_py)?;
+        for (p, t) in e.prev.iter_mut().zip(&self.cfg.terms) {
+            *p = t.ty.read(&e.gb, t.addr);
+        }
+        Ok(())
+    }
+
+    /// Read `length` bytes of environment `env`'s memory without side effects.
+    #[pyo3(signature = (env, addr, length=1))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        env: i64,
+        addr: i64,
+        length: i64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let i = self.env_index(env)?;
+        if !(0..=0xFFFF).contains(&addr) || length < 0 || addr + length > 0x10000 {
+            return Err(PyValueError::new_err(format!(
+                "range {addr:#06x}+{length} leaves the 64 KiB address space"
+            )));
+        }
+        let gb = &self.envs[i].gb;
+        let v: Vec<u8> = (addr..addr + length)
+            .map(|a| gb.bus.peek(a as u16))
+            .collect();
+        Ok(PyBytes::new(py, &v))
+    }
+
+    /// Environment `env`'s last drawn screen as a new (144, 160, 3) uint8 RGB array.
+    fn screen_rgb<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyAny>> {
+        let i = self.env_index(env)?;
+        let mut v = vec![0u8; 144 * 160 * 3];
+        spec::write_obs(ObsKind::Rgb, &self.envs[i].gb, &[], &mut v);
+        let arr = numpy::PyArray1::from_vec(py, v);
+        Ok(arr.reshape([144, 160, 3])?.into_any())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Batch(num_envs={}, num_actions={}, obs={:?}, frame_skip={}, num_threads={})",
+            self.envs.len(),
+            self.cfg.action_masks.len(),
+            self.obs_names(),
+            self.cfg.frame_skip,
+            self.threads
+        )
+    }
+}
+
+/// The default action set as lists of button names.
+#[pyfunction]
+fn default_actions<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    let l = PyList::empty(py);
+    for &m in DEFAULT_ACTIONS.iter() {
+        let names: Vec<&str> = (0..8)
+            .filter(|b| m & (1 << b) != 0)
+            .map(|b| BUTTON_NAMES[b])
+            .collect();
+        l.append(names)?;
+    }
+    Ok(l)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Batch>()?;
+    m.add_function(wrap_pyfunction!(default_actions, m)?)?;
+    Ok(())
+}

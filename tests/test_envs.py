@@ -1,0 +1,231 @@
+"""emurust.envs: Gymnasium Env / VectorEnv (registration, spaces, autoreset modes, errors)."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import gymnasium as gym  # the test extra installs it
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+from gymnasium.vector import AutoresetMode  # noqa: E402
+
+import emurust.envs  # noqa: E402,F401  (registers the ids)
+from emurust.envs import GameBoyEnv, GameBoyVectorEnv  # noqa: E402
+from emurust.rewards import Condition, Term  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DODGE = str(ROOT / "games" / "dodge.gb")
+SNAKE = str(ROOT / "games" / "snake.gb")
+START = [("noop", 10), ("start", 2), ("noop", 12)]
+# Episodes that end at different steps per environment: the frame counter (0xC004) passes a
+# threshold, and the seeded idle frames make environments reach it at different steps.
+ENDS = dict(rom=DODGE, obs="grey_half", frame_skip=8, noop_max=60, reset_script=START,
+            reward=[Term(0xC000, "u16le", 1.0, True)], terminate=[Condition(0xC004, "u16le", ">=", 120)],
+            max_episode_steps=9)
+
+
+def test_registered_ids_and_env_checker():
+    env = gym.make("emurust/Dodge-v0")
+    assert env.observation_space.shape == (1, 72, 80)
+    check_env(env.unwrapped)
+    env.close()
+    env = GameBoyEnv(rom=SNAKE, obs=["grey_half", "ram"], ram=[(0xC000, 16)], frame_skip=4,
+                     render_mode="rgb_array")
+    check_env(env)
+    assert env.render().shape == (144, 160, 3)
+    env = gym.make("emurust/GameBoy-v0", rom=DODGE, obs="rgb")
+    assert env.observation_space.shape == (144, 160, 3)
+    obs, _ = env.reset(seed=1)
+    assert obs.shape == (144, 160, 3) and obs.dtype == np.uint8
+
+
+def test_make_vec_spaces_and_determinism():
+    venv = gym.make_vec("emurust/Dodge-v0", num_envs=4)
+    assert isinstance(venv.unwrapped, GameBoyVectorEnv)
+    assert venv.observation_space.shape == (4, 1, 72, 80)
+    assert venv.single_observation_space.shape == (1, 72, 80)
+    assert venv.action_space.shape == (4,)
+    assert venv.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+
+    def roll(seed):
+        obs, _ = venv.reset(seed=seed)
+        seq = [obs]
+        rng = np.random.default_rng(0)
+        for _ in range(15):
+            obs, r, te, tr, info = venv.step(rng.integers(0, 8, 4))
+            seq.append(obs)
+        return np.array(seq)
+
+    a, b, c = roll(7), roll(7), roll(8)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    np.testing.assert_array_equal(roll([7, 8, 9, 10]), a)  # a list gives one seed per environment
+    generic = gym.make_vec("emurust/GameBoy-v0", num_envs=2, rom=DODGE, obs="ram", ram=[(0xC000, 8)])
+    assert generic.observation_space.shape == (2, 8)
+    venv.close()
+
+
+def _rollout(mode, steps=40, seed=11):
+    env = GameBoyVectorEnv(4, autoreset_mode=mode, **ENDS)
+    obs, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(1)
+    out = [(obs, None, None, None, {})]
+    for _ in range(steps):
+        obs, r, te, tr, info = env.step(rng.integers(0, env.single_action_space.n, 4))
+        out.append((obs, r, te, tr, info))
+        if mode == AutoresetMode.DISABLED and (te | tr).any():
+            obs, _ = env.reset(options={"reset_mask": te | tr})
+            out.append((obs, "reset", te | tr, None, {}))
+    return env, out
+
+
+def test_next_step_autoreset():
+    env, out = _rollout(AutoresetMode.NEXT_STEP)
+    ends = 0
+    for t in range(1, len(out) - 1):
+        obs, r, te, tr, _ = out[t]
+        done = te | tr
+        nobs, nr, nte, ntr, _ = out[t + 1]
+        for i in np.flatnonzero(done):
+            ends += 1
+            # The step after an end is the reset: reward 0, not done, a fresh first observation.
+            assert nr[i] == 0 and not nte[i] and not ntr[i]
+            assert not np.array_equal(nobs[i], obs[i])
+    assert ends >= 4
+    # Both kinds of ends happened.
+    assert any(o[2] is not None and o[2].any() for o in out[1:])
+    assert any(o[3] is not None and o[3].any() for o in out[1:])
+
+
+def test_same_step_matches_next_step():
+    """Gymnasium's convention: SAME_STEP returns at the end step what NEXT_STEP returns one step
+    later (the reset observation), with the terminal observation in info["final_obs"]."""
+    _, nxt = _rollout(AutoresetMode.NEXT_STEP)
+    env, same = _rollout(AutoresetMode.SAME_STEP)
+    # Compare the first end of every environment (after it the step counts drift by one).
+    for i in range(4):
+        t_n = next(t for t in range(1, len(nxt)) if (nxt[t][2] | nxt[t][3])[i])
+        t_s = next(t for t in range(1, len(same)) if (same[t][2] | same[t][3])[i])
+        assert t_n == t_s
+        obs_s, r_s, te_s, tr_s, info = same[t_s]
+        assert info["_final_obs"][i] and info["_final_info"][i]
+        np.testing.assert_array_equal(info["final_obs"][i], nxt[t_n][0][i])
+        np.testing.assert_array_equal(obs_s[i], nxt[t_n + 1][0][i])
+        assert r_s[i] == nxt[t_n][1][i] and te_s[i] == nxt[t_n][2][i] and tr_s[i] == nxt[t_n][3][i]
+        for j in range(4):
+            if not (te_s | tr_s)[j]:
+                assert info["final_obs"][j] is None and not info["_final_obs"][j]
+    # Steps without an end carry no final_obs.
+    assert any("final_obs" not in s[4] for s in same[1:])
+
+
+def test_disabled_autoreset_with_reset_mask():
+    _, nxt = _rollout(AutoresetMode.NEXT_STEP)
+    env, dis = _rollout(AutoresetMode.DISABLED)
+    assert env.metadata["autoreset_mode"] == AutoresetMode.DISABLED
+    resets = [k for k, s in enumerate(dis) if isinstance(s[1], str)]
+    assert resets
+    k = resets[0]
+    mask = dis[k][2]
+    before = dis[k - 1][0]
+    after = dis[k][0]
+    for i in range(4):
+        if mask[i]:
+            # The reset observation is the one NEXT_STEP produces after the same end.
+            t_n = next(t for t in range(1, len(nxt)) if (nxt[t][2] | nxt[t][3])[i])
+            np.testing.assert_array_equal(after[i], nxt[t_n + 1][0][i])
+        else:
+            np.testing.assert_array_equal(after[i], before[i])
+    with pytest.raises(ValueError):
+        env.reset(options={"reset_mask": np.zeros(4, dtype=bool)})
+    with pytest.raises(TypeError):
+        env.reset(options={"reset_mask": [True, False, False, False]})
+
+
+def test_reward_fn_is_called_once_per_step_with_ram_views():
+    calls = []
+
+    def score_delta(ram, prev):
+        calls.append(ram.shape)
+        s = ram[:, 0].astype(np.int64) | (ram[:, 1].astype(np.int64) << 8)
+        p = prev[:, 0].astype(np.int64) | (prev[:, 1].astype(np.int64) << 8)
+        return (s - p).astype(float), ram[:, 3] == 1
+
+    kw = dict(rom=DODGE, obs="grey_half", ram=[(0xC000, 4)], frame_skip=24, reset_script=START, noop_max=20)
+    fn_env = GameBoyVectorEnv(3, reward_fn=score_delta, **kw)
+    spec_env = GameBoyVectorEnv(3, reward=[Term(0xC000, "u16le", 1.0, True)],
+                                terminate=[Condition(0xC003, "u8", "==", 1)], **kw)
+    fn_env.reset(seed=4)
+    spec_env.reset(seed=4)
+    total = 0.0
+    for _ in range(30):
+        a = np.full(3, 1)
+        _, r1, t1, _, _ = fn_env.step(a)
+        _, r2, t2, _, _ = spec_env.step(a)
+        np.testing.assert_array_equal(r1, r2)
+        np.testing.assert_array_equal(t1, t2)
+        total += r1.sum()
+    assert total > 0
+    assert calls == [(3, 4)] * 30
+
+
+def test_dict_observations_and_state_api():
+    env = GameBoyVectorEnv(2, rom=DODGE, obs=["grey", "ram"], ram=[(0xC000, 16)], frame_skip=8,
+                           reset_script=START)
+    assert isinstance(env.single_observation_space, gym.spaces.Dict)
+    obs, _ = env.reset(seed=0)
+    assert obs["grey"].shape == (2, 1, 144, 160) and obs["ram"].shape == (2, 16)
+    assert env.observation_space.contains(obs)
+    for _ in range(3):
+        obs, *_ = env.step(np.array([1, 2]))
+    s = env.save_state(0)
+    env.load_state(1, s)
+    obs, *_ = env.step(np.array([3, 3]))
+    np.testing.assert_array_equal(obs["grey"][0], obs["grey"][1])
+
+
+def test_returned_arrays_are_not_overwritten():
+    env = GameBoyVectorEnv(2, rom=DODGE, obs="grey_half", frame_skip=24, reset_script=START)
+    obs, _ = env.reset(seed=0)
+    kept = [obs]
+    for _ in range(5):
+        o, r, te, tr, _ = env.step(np.array([5, 6]))
+        kept.append(o)
+    copies = [k.copy() for k in kept]
+    env.step(np.array([0, 0]))
+    for k, c in zip(kept, copies):
+        np.testing.assert_array_equal(k, c)
+    assert not np.array_equal(kept[0], kept[-1])
+
+
+def test_errors():
+    env = GameBoyVectorEnv(2, rom=DODGE, obs="grey_half")
+    with pytest.raises(RuntimeError):
+        env.step(np.zeros(2, dtype=np.int64))
+    env.reset(seed=0)
+    with pytest.raises(TypeError):
+        env.step(np.zeros(2, dtype=np.float64))
+    with pytest.raises(ValueError):
+        env.step(np.zeros(3, dtype=np.int64))
+    with pytest.raises(ValueError):
+        env.step(np.array([0, 99]))
+    with pytest.raises(ValueError):
+        GameBoyVectorEnv(2, rom=DODGE, obs="hsv")
+    with pytest.raises(ValueError):
+        GameBoyVectorEnv(2, rom=DODGE, reward=[{"addr": 0xC000, "type": "u16", "delta": True}])
+    with pytest.raises(ValueError):
+        GameBoyVectorEnv(2, rom=DODGE, reward=[{"addr": 0xC000, "kind": "u8"}])
+    with pytest.raises(ValueError):
+        GameBoyVectorEnv(2, rom=DODGE, terminate=[(0xC003, "u8", "is", 1)])
+    with pytest.raises(ValueError):
+        GameBoyVectorEnv(2, rom=DODGE, reward_fn=lambda r, p: r[:, 0])  # needs ram=
+    with pytest.raises(ValueError):
+        GameBoyVectorEnv(2, rom=DODGE, autoreset_mode="sometimes")
+    with pytest.raises(ValueError):
+        gym.make("emurust/Dodge-v0", obs="nope")
+    single = GameBoyEnv(rom=DODGE)
+    single.reset(seed=0)
+    with pytest.raises(TypeError):
+        single.step(1.0)
+    with pytest.raises(ValueError):
+        single.step(200)
