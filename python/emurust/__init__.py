@@ -49,6 +49,14 @@ class GameBoy(_core.GameBoy):
         return gb
 
 
+try:  # make gymnasium.make("emurust/Dodge-v0") work right after `import emurust`
+    from ._registration import register_envs as _register_envs
+
+    _register_envs()
+except ImportError:  # gymnasium is optional
+    pass
+
+
 def pyboy_boot_rom() -> bytes:
     """The DMG boot ROM shipped inside the installed ``pyboy`` package (read at run time)."""
     try:

@@ -63,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     p_run.add_argument("--screenshot", default="emurust-run.png", help="PNG of the last frame ('' for none)")
     p_run.set_defaults(func=_cmd_run)
 
+    from . import train as _train
+
+    _train.add_parser(sub)
+
     p_verify = sub.add_parser("verify", help="verification against references")
     vsub = p_verify.add_subparsers(dest="what", required=True)
     from .verify import cpu as vcpu

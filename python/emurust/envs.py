@@ -407,22 +407,6 @@ class GameBoyEnv(gym.Env):
         self.driver._remember_ram()
 
 
-def register_envs() -> None:
-    """Register emurust/GameBoy-v0 and the game tasks with Gymnasium (idempotent)."""
-    from gymnasium.envs.registration import register, registry
-
-    ids = {"emurust/GameBoy-v0": None, "emurust/Dodge-v0": "dodge", "emurust/Snake-v0": "snake",
-           "emurust/Runner-v0": "runner"}
-    for env_id, game in ids.items():
-        if env_id in registry:
-            continue
-        register(
-            id=env_id,
-            entry_point="emurust.envs:GameBoyEnv",
-            vector_entry_point="emurust.envs:GameBoyVectorEnv",
-            kwargs={} if game is None else {"game": game},
-            disable_env_checker=False,
-        )
-
+from ._registration import register_envs  # noqa: E402  (re-exported)
 
 register_envs()

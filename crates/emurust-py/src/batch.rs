@@ -91,10 +91,11 @@ struct Env {
 }
 
 impl Env {
+    /// As PyBoy's `tick(frames, render_last)`: only the last frame is drawn (if asked) and has
+    /// its audio sampled (PyBoy's default `sound=True`), which keeps the APU's catch-up points
+    /// identical to a PyBoy loop making the same calls.
     fn run_frames(&mut self, frames: u32, render_last: bool) {
-        for f in 0..frames {
-            self.gb.run_frame(render_last && f + 1 == frames);
-        }
+        self.gb.tick(frames, render_last, true);
     }
 
     fn reset(&mut self, cfg: &Config) {
@@ -114,10 +115,8 @@ impl Env {
         let mut left = script_frames;
         for &(mask, frames) in &cfg.reset_script {
             self.gb.set_buttons(mask);
-            for _ in 0..frames {
-                left -= 1;
-                self.gb.run_frame(cfg.render && left == 0);
-            }
+            left -= frames;
+            self.run_frames(frames, cfg.render && left == 0);
         }
         self.gb.set_buttons(0);
         self.steps = 0;
@@ -126,15 +125,18 @@ impl Env {
         }
     }
 
-    /// Returns (reward, terminated, truncated).
+    /// Returns (reward, terminated, truncated). The frames are those of PyBoy's
+    /// `button_press(..); tick(press_frames, False); button_release(..); tick(rest, render)`.
     fn step(&mut self, cfg: &Config, action: usize) -> (f64, bool, bool) {
         let mask = cfg.action_masks[action];
         self.gb.set_buttons(mask);
-        for f in 0..cfg.frame_skip {
-            if f == cfg.press_frames {
-                self.gb.set_buttons(0);
-            }
-            self.gb.run_frame(cfg.render && f + 1 == cfg.frame_skip);
+        let pressed = cfg.press_frames.min(cfg.frame_skip);
+        if pressed > 0 {
+            self.run_frames(pressed, cfg.render && pressed == cfg.frame_skip);
+        }
+        self.gb.set_buttons(0);
+        if cfg.frame_skip > pressed {
+            self.run_frames(cfg.frame_skip - pressed, cfg.render);
         }
         self.steps += 1;
         let mut reward = 0.0;
