@@ -75,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
 
     vcpu.add_parser(vsub)
     vrollout.add_parser(vsub)
+    from .verify import transfer as vtransfer
+
+    vtransfer.add_parser(vsub)
     vreport.add_parser(vsub)
 
     from . import prompts

@@ -1,0 +1,471 @@
+"""L4: cross-backend policy transfer — train on emurust and on PyBoy, evaluate on both.
+
+PPO (the trainer of ``emurust train``: same network, same hyperparameters) is trained over
+several seeds on each backend; every policy is then evaluated on both backends with the same
+sampling seeds. Equivalence is decided with two one-sided tests (TOST) against a stated margin:
+
+- *transfer*: for every policy and evaluation episode, the return on emurust minus the return
+  on PyBoy (paired);
+- *training*: the returns of the policy trained on emurust minus those of the policy trained on
+  PyBoy with the same seed and hyperparameters, evaluated on the same backend with the same
+  sampling seed (paired).
+
+The PyBoy environment below mirrors emurust's game tasks call for call (same actions, frames,
+rewards, termination, reset script), driving PyBoy 2.8.1 through its public API only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+# ---------------------------------------------------------------- statistics
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularised incomplete beta function (Lentz's method)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-14:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    front = math.exp(lbeta)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_sf(t: float, df: float) -> float:
+    """P(T > t) for Student's t with `df` degrees of freedom."""
+    if math.isinf(t):
+        return 0.0 if t > 0 else 1.0
+    x = df / (df + t * t)
+    tail = 0.5 * _betainc(df / 2.0, 0.5, x)
+    return tail if t > 0 else 1.0 - tail
+
+
+@dataclass
+class Tost:
+    n: int
+    mean_difference: float
+    margin: float
+    p_value: float
+    equivalent: bool
+    ci90: tuple
+
+
+def tost_paired(differences, margin: float, alpha: float = 0.05) -> Tost:
+    """H0: |mean difference| >= margin. Equivalent when both one-sided tests reject at `alpha`."""
+    d = np.asarray(differences, dtype=float)
+    n = len(d)
+    if n < 2:
+        raise ValueError("TOST needs at least two differences")
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    se = sd / math.sqrt(n)
+    df = n - 1
+    if se == 0.0:
+        p = 0.0 if abs(mean) < margin else 1.0
+        return Tost(n, mean, margin, p, p < alpha, (mean, mean))
+    p_lower = t_sf((mean + margin) / se, df)  # H0: mean <= -margin
+    p_upper = t_sf((margin - mean) / se, df)  # H0: mean >= +margin
+    p = max(p_lower, p_upper)
+    tq = _t_quantile(1 - alpha, df)
+    return Tost(n, mean, margin, p, p < alpha, (mean - tq * se, mean + tq * se))
+
+
+def tost_welch(a, b, margin: float, alpha: float = 0.05) -> Tost:
+    """TOST for mean(a) - mean(b) with unequal variances (Welch-Satterthwaite)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) < 2 or len(b) < 2:
+        raise ValueError("TOST needs at least two values per group")
+    mean = float(a.mean() - b.mean())
+    va, vb = float(a.var(ddof=1)) / len(a), float(b.var(ddof=1)) / len(b)
+    se = math.sqrt(va + vb)
+    if se == 0.0:
+        p = 0.0 if abs(mean) < margin else 1.0
+        return Tost(len(a) + len(b), mean, margin, p, p < alpha, (mean, mean))
+    df = (va + vb) ** 2 / ((va**2 / (len(a) - 1) if va else 0) + (vb**2 / (len(b) - 1) if vb else 0))
+    p = max(t_sf((mean + margin) / se, df), t_sf((margin - mean) / se, df))
+    tq = _t_quantile(1 - alpha, df)
+    return Tost(len(a) + len(b), mean, margin, p, p < alpha, (mean - tq * se, mean + tq * se))
+
+
+def _t_quantile(q: float, df: float) -> float:
+    lo, hi = 0.0, 1e3
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if 1.0 - t_sf(mid, df) < q:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+# ---------------------------------------------------------------- the PyBoy backend
+
+
+def _stable_baselines_vecenv():
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+    return VecEnv
+
+
+class PyBoyGameVecEnv:  # becomes a VecEnv subclass in make_pyboy_venv (SB3 is optional)
+    pass
+
+
+def pyboy_start_state(game: str) -> bytes:
+    """PyBoy's state at the end of the frame its boot ROM exits in: where both backends start
+    every episode.
+
+    PyBoy restores its states imperfectly (its renderer differs for a while after a load), so an
+    environment that resets by loading a state is only mirrored exactly by an emurust emulator that
+    loads the same PyBoy state (see :func:`emurust_start_state`)."""
+    import io
+
+    from ..games import task_kwargs
+    from .compare import make_pyboy
+    from .rollout import BOOT_FRAMES
+
+    pb = make_pyboy(task_kwargs(game)["rom"])
+    pb.tick(BOOT_FRAMES + 1, False)  # the boot ROM unmaps itself during frame 65
+    buf = io.BytesIO()
+    pb.save_state(buf)
+    pb.stop(save=False)
+    return buf.getvalue()
+
+
+def emurust_start_state(game: str) -> bytes:
+    """The emurust state equal to PyBoy's after loading :func:`pyboy_start_state`."""
+    from .. import GameBoy
+    from ..games import task_kwargs
+
+    gb = GameBoy(task_kwargs(game)["rom"])
+    gb.load_pyboy_state(pyboy_start_state(game))
+    return gb.save_state()
+
+
+def make_pyboy_venv(num_envs: int, game: str, **overrides: Any):
+    """An SB3 VecEnv of `num_envs` PyBoy 2.8.1 emulators, mirroring ``EmurustVecEnv(game=...)``
+    started from :func:`emurust_start_state`."""
+    import gymnasium as gym
+
+    from ..games import task_kwargs
+    from ..rewards import Condition, Term
+    from .compare import make_pyboy
+
+    VecEnv = _stable_baselines_vecenv()
+    kw = task_kwargs(game, **overrides)
+    if kw.get("noop_max", 0):
+        raise ValueError("the PyBoy mirror supports noop_max=0 only (pass noop_max=0 to both backends)")
+    if kw.get("obs", "grey_half") != "grey_half":
+        raise ValueError("the PyBoy mirror supports obs='grey_half' only")
+    names = list(kw["actions"])
+    frame_skip, press = int(kw["frame_skip"]), min(int(kw["press_frames"]), int(kw["frame_skip"]))
+    terms = [t if isinstance(t, Term) else Term(*t) for t in kw["reward"]]
+    conds = [c if isinstance(c, Condition) else Condition(*c) for c in kw["terminate"]]
+    script = list(kw["reset_script"])
+    max_steps = int(kw.get("max_episode_steps", 0) or 0)
+    rom = kw["rom"]
+
+    def read(pb, ty: str, addr: int) -> float:
+        m = pb.memory
+        if ty == "u8":
+            return float(m[addr])
+        if ty == "i8":
+            v = m[addr]
+            return float(v - 256 if v > 127 else v)
+        if ty == "u16le":
+            return float(m[addr] | m[addr + 1] << 8)
+        raise ValueError(f"the PyBoy mirror does not read {ty!r} values")
+
+    def holds(v: float, op: str, x: float) -> bool:
+        return {"==": v == x, "!=": v != x, "<": v < x, "<=": v <= x, ">": v > x, ">=": v >= x}[op]
+
+    def observe(pb) -> np.ndarray:
+        g = pb.screen.ndarray[..., 0].astype(np.uint16)
+        s = g[0::2, 0::2] + g[0::2, 1::2] + g[1::2, 0::2] + g[1::2, 1::2]
+        return ((s + 2) // 4).astype(np.uint8)[None]
+
+    class _PyBoyVecEnv(VecEnv):
+        def __init__(self):
+            import io
+
+            self.pbs = [make_pyboy(rom) for _ in range(num_envs)]
+            start = pyboy_start_state(game)
+            self.start = [start] * num_envs
+            self.prev = [[0.0] * len(terms) for _ in range(num_envs)]
+            self.steps = [0] * num_envs
+            self.actions = None
+            space = gym.spaces.Box(0, 255, (1, 72, 80), np.uint8)
+            super().__init__(num_envs, space, gym.spaces.Discrete(len(names)))
+
+        def _press(self, pb, name, down: bool):
+            for b in [] if name in ("noop", "", None) else str(name).split("+"):
+                (pb.button_press if down else pb.button_release)(b)
+
+        def _reset_one(self, i: int) -> np.ndarray:
+            import io
+
+            # A fresh PyBoy per episode: PyBoy's load_state keeps parts of the renderer's previous
+            # state, so loading into a used instance would not give the same episode start twice.
+            self.pbs[i].stop(save=False)
+            pb = self.pbs[i] = make_pyboy(rom)
+            pb.load_state(io.BytesIO(self.start[i]))
+            left = sum(f for _, f in script)
+            for mask, frames in script:
+                name = mask if isinstance(mask, str) else None
+                if name:
+                    self._press(pb, name, True)
+                left -= frames
+                pb.tick(frames, left == 0)
+                if name:
+                    self._press(pb, name, False)
+            self.prev[i] = [read(pb, t.type, t.addr) for t in terms]
+            self.steps[i] = 0
+            return observe(pb)
+
+        def reset(self):
+            return np.stack([self._reset_one(i) for i in range(self.num_envs)])
+
+        def step_async(self, actions):
+            self.actions = np.asarray(actions)
+
+        def step_wait(self):
+            obs, rews, dones, infos = [], np.zeros(self.num_envs, np.float32), np.zeros(self.num_envs, bool), []
+            for i, pb in enumerate(self.pbs):
+                name = names[int(self.actions[i])]
+                self._press(pb, name, True)
+                pb.tick(press, press == frame_skip)
+                self._press(pb, name, False)
+                if frame_skip > press:
+                    pb.tick(frame_skip - press, True)
+                r = 0.0
+                for k, t in enumerate(terms):
+                    v = read(pb, t.type, t.addr)
+                    r += t.weight * (v - self.prev[i][k] if t.delta else v)
+                    self.prev[i][k] = v
+                self.steps[i] += 1
+                terminated = any(holds(read(pb, c.type, c.addr), c.op, c.value) for c in conds)
+                truncated = bool(max_steps) and self.steps[i] >= max_steps and not terminated
+                o = observe(pb)
+                info = {}
+                if terminated or truncated:
+                    info["terminal_observation"] = o
+                    info["TimeLimit.truncated"] = truncated
+                    o = self._reset_one(i)
+                rews[i], dones[i] = r, terminated or truncated
+                obs.append(o)
+                infos.append(info)
+            return np.stack(obs), rews, dones, infos
+
+        def close(self):
+            for pb in self.pbs:
+                pb.stop(save=False)
+
+        def get_attr(self, attr_name, indices=None):
+            return [getattr(self, attr_name)] * self.num_envs
+
+        def set_attr(self, attr_name, value, indices=None):
+            setattr(self, attr_name, value)
+
+        def env_method(self, method_name, *args, indices=None, **kwargs):
+            return [None] * self.num_envs
+
+        def env_is_wrapped(self, wrapper_class, indices=None):
+            return [False] * self.num_envs
+
+        def seed(self, seed=None):
+            return [seed] * self.num_envs
+
+    return _PyBoyVecEnv()
+
+
+def make_emurust_venv(num_envs: int, game: str, **overrides: Any):
+    """emurust's SB3 VecEnv for `game`, resetting to the state PyBoy resets to."""
+    from ..sb3 import EmurustVecEnv
+
+    overrides.setdefault("start_state", emurust_start_state(game))
+    return EmurustVecEnv(num_envs, game=game, num_threads=1, **overrides)
+
+
+# ---------------------------------------------------------------- training and evaluation
+
+
+@dataclass
+class Hyper:
+    steps: int = 20_000
+    envs: int = 4
+    n_steps: int = 128
+    batch_size: int = 128
+    epochs: int = 4
+    lr: float = 3e-4
+    ent_coef: float = 0.01
+    frame_stack: int = 4
+    life_penalty: float = 10.0
+
+
+def _wrap(venv, hp: Hyper, norm: bool):
+    from stable_baselines3.common.vec_env import VecFrameStack, VecMonitor, VecNormalize
+
+    env = VecMonitor(venv)
+    if norm:
+        env = VecNormalize(env, norm_obs=False, norm_reward=True, gamma=0.99)
+    return VecFrameStack(env, hp.frame_stack) if hp.frame_stack > 1 else env
+
+
+def train(backend: str, game: str, seed: int, hp: Hyper):
+    import torch
+    from stable_baselines3 import PPO
+
+    from ..train import _small_cnn
+
+    torch.set_num_threads(1)
+    make = make_emurust_venv if backend == "emurust" else make_pyboy_venv
+    env = _wrap(make(hp.envs, game, noop_max=0, life_penalty=hp.life_penalty), hp, norm=True)
+    model = PPO("CnnPolicy", env, n_steps=hp.n_steps, batch_size=hp.batch_size, n_epochs=hp.epochs,
+                learning_rate=hp.lr, ent_coef=hp.ent_coef, clip_range=0.1, gamma=0.99, gae_lambda=0.95,
+                vf_coef=0.5, seed=seed, policy_kwargs={"features_extractor_class": _small_cnn()},
+                verbose=0, device="cpu")
+    model.learn(total_timesteps=hp.steps)
+    env.close()
+    return model
+
+
+def evaluate(model, backend: str, game: str, episodes: int, seed: int, hp: Hyper, max_steps: int = 1000) -> list:
+    """Returns of `episodes` episodes (game score minus the life penalty), sampling actions with
+    torch seeded by `seed`, so both backends see the same action draws for the same observations."""
+    import torch
+
+    make = make_emurust_venv if backend == "emurust" else make_pyboy_venv
+    env = _wrap(make(1, game, noop_max=0, life_penalty=hp.life_penalty, max_episode_steps=max_steps), hp, norm=False)
+    torch.manual_seed(seed)
+    returns = []
+    obs = env.reset()
+    while len(returns) < episodes:
+        action, _ = model.predict(obs, deterministic=False)
+        obs, _, dones, infos = env.step(action)
+        if dones[0]:
+            returns.append(float(infos[0]["episode"]["r"]))
+    env.close()
+    return returns
+
+
+@dataclass
+class TransferResult:
+    game: str
+    seeds: list
+    hyper: dict
+    margin: float
+    returns: dict = field(default_factory=dict)  # "trained_on->evaluated_on" -> per seed lists
+    transfer: Optional[Tost] = None
+    training: Optional[Tost] = None
+    seconds: float = 0.0
+
+    @property
+    def equivalent(self) -> bool:
+        return bool(self.transfer and self.transfer.equivalent and self.training and self.training.equivalent)
+
+
+def run_transfer(game: str, seeds: list, hp: Hyper, episodes: int, margin: float, progress=print) -> TransferResult:
+    t0 = time.time()
+    res = TransferResult(game, list(seeds), hp.__dict__.copy(), margin)
+    for trained in ("emurust", "pyboy"):
+        for seed in seeds:
+            progress(f"training PPO on {trained}, seed {seed}, {hp.steps} steps")
+            model = train(trained, game, seed, hp)
+            for evaluated in ("emurust", "pyboy"):
+                r = evaluate(model, evaluated, game, episodes, seed=1000 + seed, hp=hp)
+                res.returns.setdefault(f"{trained}->{evaluated}", []).append(r)
+                progress(f"  evaluated on {evaluated}: mean return {np.mean(r):.1f} over {len(r)} episodes")
+    paired = []
+    for trained in ("emurust", "pyboy"):
+        for a, b in zip(res.returns[f"{trained}->emurust"], res.returns[f"{trained}->pyboy"]):
+            paired += [x - y for x, y in zip(a, b)]
+    res.transfer = tost_paired(paired, margin)
+    # Same seed and hyperparameters on both backends: pair the policies seed by seed.
+    by_seed = []
+    for evaluated in ("emurust", "pyboy"):
+        for a, b in zip(res.returns[f"emurust->{evaluated}"], res.returns[f"pyboy->{evaluated}"]):
+            by_seed += [x - y for x, y in zip(a, b)]
+    res.training = tost_paired(by_seed, margin)
+    res.seconds = time.time() - t0
+    return res
+
+
+def format_table(res: TransferResult) -> str:
+    lines = [f"L4 policy transfer on {res.game}: PPO, {res.hyper['steps']} steps x {len(res.seeds)} seeds per backend, margin {res.margin}"]
+    lines.append(f"{'trained on':<12}{'seed':>6}{'return on emurust':>20}{'return on PyBoy':>18}")
+    for trained in ("emurust", "pyboy"):
+        for i, seed in enumerate(res.seeds):
+            a = np.mean(res.returns[f"{trained}->emurust"][i])
+            b = np.mean(res.returns[f"{trained}->pyboy"][i])
+            lines.append(f"{trained:<12}{seed:>6}{a:>20.2f}{b:>18.2f}")
+    for name, t in (("transfer (paired, emurust - PyBoy)", res.transfer), ("training backend (paired by seed)", res.training)):
+        lines.append(
+            f"TOST {name}: n={t.n}, mean difference {t.mean_difference:+.3f}, 90% CI [{t.ci90[0]:+.3f}, {t.ci90[1]:+.3f}], "
+            f"p={t.p_value:.4g} -> {'EQUIVALENT' if t.equivalent else 'not shown equivalent'} within +-{t.margin}"
+        )
+    lines.append(f"verdict: {'EQUIVALENT' if res.equivalent else 'NOT SHOWN EQUIVALENT'} ({res.seconds:.0f} s)")
+    return "\n".join(lines)
+
+
+def _main(args) -> int:
+    hp = Hyper(steps=args.steps, envs=args.envs)
+    seeds = [int(s) for s in args.seeds.split(",")]
+    res = run_transfer(args.game, seeds, hp, args.episodes, args.margin, progress=(lambda m: None) if args.quiet else print)
+    print(format_table(res))
+    if args.json:
+        out = {
+            "game": res.game, "seeds": res.seeds, "hyper": res.hyper, "margin": res.margin, "returns": res.returns,
+            "transfer": res.transfer.__dict__, "training": res.training.__dict__, "equivalent": res.equivalent,
+            "seconds": res.seconds,
+        }
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 0 if res.equivalent else 1
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("transfer", help="L4: train PPO on emurust and PyBoy, evaluate on both, TOST equivalence")
+    p.add_argument("--game", default="dodge", choices=["dodge", "snake", "runner"])
+    p.add_argument("--seeds", default="1,2,3")
+    p.add_argument("--steps", type=int, default=20_000, help="PPO steps per training run")
+    p.add_argument("--envs", type=int, default=4)
+    p.add_argument("--episodes", type=int, default=5, help="evaluation episodes per policy and backend")
+    p.add_argument("--margin", type=float, default=5.0, help="equivalence margin, in return units (game score)")
+    p.add_argument("--json", help="write the results here")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=_main)
