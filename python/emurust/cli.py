@@ -83,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     from . import prompts
 
     prompts.add_parser(sub)
+    from . import bench as _bench
+    _bench.add_parser(sub)
 
     args = parser.parse_args(argv)
     try:

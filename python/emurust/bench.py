@@ -1,0 +1,524 @@
+"""``emurust bench``: frames per second of emurust, PyBoy 2.8.1, Gambatte and mGBA on the same ROMs.
+
+    emurust bench [--roms roms/bench.gb,games/dodge.gb,games/runner.gb] [--frames 3000] [--repeat 3]
+                  [--engines emurust,pyboy,gambatte,mgba] [--json bench.json] [--png bench.png]
+
+Every measurement runs in its own subprocess (``python -m emurust.bench --worker ...``), pinned to
+one CPU core, one after another so that they never compete. Each worker loads the ROM, runs 120
+frames untimed (past start-up), then times ``--frames`` frames in one of two patterns:
+
+``render``     every frame drawn: one call per frame (PyBoy ``tick(1, True)``, emurust
+               ``tick(1, True)``, Gambatte ``run_for`` one frame, mGBA ``run_frame``).
+``no_render``  no frame drawn: calls of 60 frames (PyBoy/emurust ``tick(60, False)``); mGBA runs
+               ``run_frame`` with its dummy (non-drawing) video renderer. Gambatte's Python
+               binding always draws (``run_for`` needs a video buffer and libgambatte renders
+               every line into it), so its ``no_render`` figure is the drawing one, flagged
+               ``always_draws`` in the JSON.
+
+Sound: each emulator's default (PyBoy and emurust sample audio in the last frame of each tick
+call; Gambatte and mGBA always synthesise audio).
+
+frames/s is frames / CPU seconds of the worker process (``time.process_time``), robust on a
+loaded shared machine; wall-clock frames/s is recorded too. The reported figure is the median of
+``--repeat`` runs. Ratios are against PyBoy on the same ROM and pattern.
+
+Engines that are not installed are skipped with the reason (``pip install pyboy==2.8.1``,
+``pip install gambaterm``, ``apt-get install libmgba0.10`` + ``pip install mgba cached-property``).
+mGBA refuses ROMs without the Nintendo logo in the header through its file loader (our ROMs
+carry none), so the worker hands it the ROM through ``loadROM`` directly, which runs it as is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any, Optional
+
+ENGINES = ("emurust", "pyboy", "gambatte", "mgba")
+PATTERNS = ("render", "no_render")
+DEFAULT_ROMS = ("roms/bench.gb", "games/dodge.gb", "games/runner.gb")
+WARMUP = 120
+CHUNK = 60
+
+
+# ---------------------------------------------------------------------------- machine
+
+
+def machine_info() -> dict[str, Any]:
+    """CPU model, core counts and load average: recorded with every result file."""
+    info: dict[str, Any] = {
+        "hostname": platform.node(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "logical_cpus": os.cpu_count(),
+    }
+    try:
+        info["usable_cpus"] = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        info["usable_cpus"] = os.cpu_count()
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+        models = [line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")]
+        cores = {line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("core id")}
+        info["cpu_model"] = models[0] if models else platform.processor()
+        info["physical_cores_per_socket"] = len(cores) or None
+    except OSError:
+        info["cpu_model"] = platform.processor() or platform.machine()
+    try:
+        info["loadavg"] = list(os.getloadavg())
+    except OSError:
+        info["loadavg"] = None
+    try:
+        mem = pathlib.Path("/proc/meminfo").read_text().splitlines()[0]
+        info["mem_total_kb"] = int(mem.split()[1])
+    except (OSError, IndexError, ValueError):
+        pass
+    info["time"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    return info
+
+
+def engine_versions() -> dict[str, Optional[str]]:
+    from importlib import metadata
+
+    out: dict[str, Optional[str]] = {}
+    for engine, dist in (("emurust", "emurust"), ("pyboy", "pyboy"), ("gambatte", "gambaterm"), ("mgba", "mgba")):
+        try:
+            out[engine] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[engine] = None
+    return out
+
+
+# ---------------------------------------------------------------------------- workers
+# Each returns (run_frames(n_frames), finish()) after loading the ROM and warming up.
+
+
+def _emurust(rom: str, pattern: str):
+    import emurust
+
+    gb = emurust.GameBoy(rom)
+    gb.tick(WARMUP, False)
+    if pattern == "render":
+
+        def run(n):
+            for _ in range(n):
+                gb.tick(1, True)
+
+    else:
+
+        def run(n):
+            for _ in range(n // CHUNK):
+                gb.tick(CHUNK, False)
+            if n % CHUNK:
+                gb.tick(n % CHUNK, False)
+
+    return run, lambda: int(gb.frame_count)
+
+
+def _pyboy(rom: str, pattern: str):
+    import logging
+
+    from pyboy import PyBoy
+
+    logging.getLogger("pyboy").setLevel(logging.ERROR)
+    pb = PyBoy(rom, window="null", log_level="ERROR")
+    pb.set_emulation_speed(0)
+    pb.tick(WARMUP, False)
+    if pattern == "render":
+
+        def run(n):
+            for _ in range(n):
+                pb.tick(1, True)
+
+    else:
+
+        def run(n):
+            for _ in range(n // CHUNK):
+                pb.tick(CHUNK, False)
+            if n % CHUNK:
+                pb.tick(n % CHUNK, False)
+
+    def finish():
+        frames = int(pb.frame_count)
+        pb.stop(save=False)
+        return frames
+
+    return run, finish
+
+
+def _gambatte(rom: str, pattern: str):
+    import tempfile
+
+    import numpy as np
+    from gambaterm.libgambatte import GB
+
+    gb = GB()
+    gb.set_save_directory(tempfile.mkdtemp(prefix="emurust-bench-"))
+    # DMG mode (no CGB flag), started in the post-boot state (no boot ROM), as the others.
+    rc = gb.load(rom, GB.LoadFlag.NO_BIOS)
+    if rc != 0:
+        raise RuntimeError(f"libgambatte load() returned {rc}")
+    video = np.zeros((144, 160), np.uint32)
+    # 35112 audio samples (2 MHz) per frame; libgambatte may overshoot by up to 2064 samples.
+    audio = np.zeros((35112 + 2064 + 16, 2), np.int16)
+    debt = [0]
+
+    def frame():
+        # One frame = 70224 T-cycles = 35112 of libgambatte's 2 MHz audio samples. run_for
+        # returns early when a picture is completed and may overshoot by a few samples: the
+        # overshoot is taken off the next frame, so n frames emulate exactly n frames' time.
+        left = 35112 - debt[0]
+        while left > 0:
+            _, samples = gb.run_for(video, 160, audio, left)
+            left -= samples
+        debt[0] = -left
+
+    for _ in range(WARMUP):
+        frame()
+
+    def run(n):
+        for _ in range(n):
+            frame()
+
+    return run, lambda: -1  # libgambatte has no frame counter
+
+
+def _mgba(rom: str, pattern: str):
+    import mgba.core
+    import mgba.image
+    import mgba.log
+    import mgba.vfs
+    from mgba._pylib import ffi, lib
+
+    mgba.log.silence()
+    core = mgba.core.Core._init(lib.mCoreCreate(lib.mPLATFORM_GB))
+    # mCoreLoadFile/load_path reject ROMs without the Nintendo logo (ours have none): loadROM
+    # takes the file as is. No BIOS: mGBA starts in the post-boot state.
+    vf = mgba.vfs.open_path(rom)
+    if vf is None or not core.load_rom(vf):
+        raise RuntimeError("mGBA could not load the ROM")
+    w, h = core.desired_video_dimensions()
+    image = mgba.image.Image(w, h)
+    core.set_video_buffer(image)
+    core.reset()
+    keep = [image, vf]
+    if pattern == "no_render":
+        dummy = ffi.new("struct GBVideoRenderer*")
+        lib.GBVideoDummyRendererCreate(dummy)
+        lib.GBVideoAssociateRenderer(ffi.addressof(core._native.video), dummy)
+        keep.append(dummy)
+    for _ in range(WARMUP):
+        core.run_frame()
+
+    def run(n):
+        for _ in range(n):
+            core.run_frame()
+
+    return run, lambda: (keep, int(core.frame_counter))[1]
+
+
+WORKERS = {"emurust": _emurust, "pyboy": _pyboy, "gambatte": _gambatte, "mgba": _mgba}
+
+
+def worker(engine: str, rom: str, pattern: str, frames: int, cpu: Optional[int]) -> dict[str, Any]:
+    """Run in the subprocess: one engine, one ROM, one pattern, on one core."""
+    if cpu is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {cpu})
+    t0 = time.perf_counter()
+    run, finish = WORKERS[engine](rom, pattern)
+    setup = time.perf_counter() - t0
+    w0, c0 = time.perf_counter(), time.process_time()
+    run(frames)
+    wall, cpu_s = time.perf_counter() - w0, time.process_time() - c0
+    total = finish()
+    return {
+        "engine": engine,
+        "rom": rom,
+        "pattern": pattern,
+        "frames": frames,
+        "frames_run_total": total,
+        "wall_s": wall,
+        "cpu_s": cpu_s,
+        "fps": frames / max(cpu_s, 1e-9),
+        "fps_wall": frames / max(wall, 1e-9),
+        "setup_s": setup,
+        "always_draws": engine == "gambatte",
+        "cpu": cpu,
+    }
+
+
+def available(engine: str) -> Optional[str]:
+    """None if the engine can be imported here, else why not."""
+    mods = {"emurust": "emurust._core", "pyboy": "pyboy", "gambatte": "gambaterm.libgambatte", "mgba": "mgba.core"}
+    code = f"import {mods[engine]}"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    if r.returncode == 0:
+        return None
+    lines = (r.stderr or r.stdout).strip().splitlines()
+    return lines[-1] if lines else f"exit {r.returncode}"
+
+
+def _pick_cpu() -> Optional[int]:
+    """The last usable core (core 0 tends to take interrupts)."""
+    try:
+        return max(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+
+
+def run_one(engine: str, rom: str, pattern: str, frames: int, cpu: Optional[int], timeout: float) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "emurust.bench", "--worker", engine, rom, pattern, str(frames)]
+    if cpu is not None:
+        cmd += ["--cpu", str(cpu)]
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", RAYON_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired:
+        return {"engine": engine, "rom": rom, "pattern": pattern, "error": f"timed out after {timeout:.0f} s"}
+    for line in reversed(r.stdout.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    err = (r.stderr or r.stdout).strip().splitlines()
+    return {"engine": engine, "rom": rom, "pattern": pattern, "error": err[-1] if err else f"exit {r.returncode}"}
+
+
+# ---------------------------------------------------------------------------- driver
+
+
+def resolve_rom(path: str) -> str:
+    """A ROM path as given, else relative to the source tree (``roms/``, ``games/``), else one
+    of the package's embedded games."""
+    p = pathlib.Path(path)
+    if p.is_file():
+        return str(p.resolve())
+    here = pathlib.Path(__file__).resolve().parent
+    for base in (here.parent.parent, pathlib.Path.cwd()):
+        if (base / path).is_file():
+            return str((base / path).resolve())
+    if (here / "roms" / p.name).is_file():
+        return str(here / "roms" / p.name)
+    raise FileNotFoundError(f"ROM not found: {path} (run from the repository root)")
+
+
+def compare(
+    roms: list[str],
+    engines: list[str],
+    patterns: list[str],
+    frames: int,
+    repeat: int,
+    timeout: float = 600.0,
+    log=print,
+) -> dict[str, Any]:
+    cpu = _pick_cpu()
+    machine = machine_info()
+    skipped = {}
+    for e in engines:
+        why = available(e)
+        if why is not None:
+            skipped[e] = why
+            log(f"skipping {e}: {why}")
+    active = [e for e in engines if e not in skipped]
+    runs: list[dict[str, Any]] = []
+    summary: list[dict[str, Any]] = []
+    for rom in roms:
+        path = resolve_rom(rom)
+        for pattern in patterns:
+            for engine in active:
+                got = []
+                for _ in range(repeat):
+                    r = run_one(engine, path, pattern, frames, cpu, timeout)
+                    r["rom"] = rom
+                    runs.append(r)
+                    if "error" in r:
+                        log(f"{engine} {rom} {pattern}: ERROR {r['error']}")
+                        break
+                    got.append(r)
+                if got:
+                    fps = [g["fps"] for g in got]
+                    summary.append(
+                        {
+                            "engine": engine,
+                            "rom": rom,
+                            "pattern": pattern,
+                            "fps": statistics.median(fps),
+                            "fps_min": min(fps),
+                            "fps_max": max(fps),
+                            "fps_wall": statistics.median(g["fps_wall"] for g in got),
+                            "always_draws": got[0]["always_draws"],
+                            "runs": len(got),
+                        }
+                    )
+                    log(f"  {engine:9} {rom:16} {pattern:9} {summary[-1]['fps']:10,.0f} frames/s")
+    # Ratios against PyBoy, same ROM and pattern.
+    ref = {(s["rom"], s["pattern"]): s["fps"] for s in summary if s["engine"] == "pyboy"}
+    for s in summary:
+        p = ref.get((s["rom"], s["pattern"]))
+        s["vs_pyboy"] = s["fps"] / p if p else None
+    machine["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    return {
+        "what": "frames per second on one core (frames / CPU seconds of the worker), median of runs",
+        "frames": frames,
+        "repeat": repeat,
+        "warmup_frames": WARMUP,
+        "no_render_chunk": CHUNK,
+        "pinned_cpu": cpu,
+        "machine": machine,
+        "versions": engine_versions(),
+        "skipped": skipped,
+        "summary": summary,
+        "runs": runs,
+    }
+
+
+def format_table(result: dict[str, Any]) -> str:
+    summary = result["summary"]
+    engines = [e for e in ENGINES if any(s["engine"] == e for s in summary)]
+    roms = list(dict.fromkeys(s["rom"] for s in summary))
+    patterns = list(dict.fromkeys(s["pattern"] for s in summary))
+    idx = {(s["engine"], s["rom"], s["pattern"]): s for s in summary}
+    m = result["machine"]
+    lines = [
+        f"frames/s on one core ({m.get('cpu_model')}, {m.get('logical_cpus')} logical CPUs, "
+        f"load average {', '.join(f'{x:.2f}' for x in (m.get('loadavg') or []))}); "
+        f"{result['frames']} frames, median of {result['repeat']}; (x) = ratio vs PyBoy 2.8.1",
+        "",
+        "| ROM | pattern | " + " | ".join(engines) + " |",
+        "|---|---|" + "---:|" * len(engines),
+    ]
+    for rom in roms:
+        for pattern in patterns:
+            cells = []
+            for e in engines:
+                s = idx.get((e, rom, pattern))
+                if s is None:
+                    cells.append("-")
+                    continue
+                c = f"{s['fps']:,.0f}"
+                if s["vs_pyboy"] is not None and e != "pyboy":
+                    c += f" ({s['vs_pyboy']:.1f}x)"
+                if s["always_draws"] and pattern == "no_render":
+                    c += " [draws]"
+                cells.append(c)
+            lines.append(f"| {pathlib.Path(rom).name} | {pattern} | " + " | ".join(cells) + " |")
+    if result.get("skipped"):
+        lines.append("")
+        for e, why in result["skipped"].items():
+            lines.append(f"skipped {e}: {why}")
+    return "\n".join(lines)
+
+
+def plot(result: dict[str, Any], path: str) -> Optional[str]:
+    """Grouped bars (one group per ROM, one bar per engine), one panel per pattern."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib not installed (pip install 'emurust[bench]')"
+    summary = result["summary"]
+    engines = [e for e in ENGINES if any(s["engine"] == e for s in summary)]
+    roms = list(dict.fromkeys(s["rom"] for s in summary))
+    patterns = list(dict.fromkeys(s["pattern"] for s in summary))
+    idx = {(s["engine"], s["rom"], s["pattern"]): s for s in summary}
+    fig, axes = plt.subplots(1, len(patterns), figsize=(6 * len(patterns), 4.5), squeeze=False)
+    width = 0.8 / max(len(engines), 1)
+    for ax, pattern in zip(axes[0], patterns):
+        for j, e in enumerate(engines):
+            xs, ys = [], []
+            for i, rom in enumerate(roms):
+                s = idx.get((e, rom, pattern))
+                if s:
+                    xs.append(i + (j - (len(engines) - 1) / 2) * width)
+                    ys.append(s["fps"])
+            bars = ax.bar(xs, ys, width, label=e)
+            for x, y in zip(xs, ys):
+                ax.text(x, y, f"{y / 1000:.1f}k", ha="center", va="bottom", fontsize=7)
+            del bars
+        ax.set_xticks(range(len(roms)))
+        ax.set_xticklabels([pathlib.Path(r).name for r in roms])
+        ax.set_ylabel("frames / s (one core)")
+        ax.set_title({"render": "every frame drawn", "no_render": "no frame drawn"}.get(pattern, pattern))
+        ax.legend(fontsize=8)
+    m = result["machine"]
+    fig.suptitle(f"{m.get('cpu_model')} - load {m.get('loadavg', [0])[0]:.2f}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return None
+
+
+def _split(s: str) -> list[str]:
+    return [x.strip() for x in s.split(",") if x.strip()]
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    engines = _split(args.engines)
+    for e in engines:
+        if e not in ENGINES:
+            raise SystemExit(f"unknown engine {e!r}; expected some of {','.join(ENGINES)}")
+    patterns = _split(args.patterns)
+    for p in patterns:
+        if p not in PATTERNS:
+            raise SystemExit(f"unknown pattern {p!r}; expected some of {','.join(PATTERNS)}")
+    result = compare(_split(args.roms), engines, patterns, args.frames, args.repeat, args.timeout)
+    table = format_table(result)
+    print()
+    print(table)
+    result["table_markdown"] = table
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+        print(f"wrote {args.json}")
+    if args.png:
+        why = plot(result, args.png)
+        print(f"wrote {args.png}" if why is None else f"no plot: {why}")
+    return 0
+
+
+def _add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--roms", default=",".join(DEFAULT_ROMS), help="comma-separated ROM paths")
+    p.add_argument("--engines", default=",".join(ENGINES), help="comma-separated, of " + ",".join(ENGINES))
+    p.add_argument("--patterns", default=",".join(PATTERNS), help="render,no_render")
+    p.add_argument("--frames", type=int, default=3000, help="timed frames per run")
+    p.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is reported)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per worker before it is abandoned")
+    p.add_argument("--json", default="bench.json", help="results file ('' for none)")
+    p.add_argument("--png", default="bench.png", help="plot file ('' for none)")
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser("bench", help="frames/s of emurust vs PyBoy, Gambatte, mGBA (one core each)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_arguments(p)
+    p.set_defaults(func=_cmd)
+    return p
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--worker":
+        ap = argparse.ArgumentParser()
+        ap.add_argument("--worker", action="store_true")
+        ap.add_argument("engine", choices=ENGINES)
+        ap.add_argument("rom")
+        ap.add_argument("pattern", choices=PATTERNS)
+        ap.add_argument("frames", type=int)
+        ap.add_argument("--cpu", type=int)
+        a = ap.parse_args(argv)
+        print(json.dumps(worker(a.engine, a.rom, a.pattern, a.frames, a.cpu)), flush=True)
+        return 0
+    ap = argparse.ArgumentParser(prog="emurust bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_arguments(ap)
+    return _cmd(ap.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

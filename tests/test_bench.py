@@ -1,0 +1,134 @@
+"""Smoke tests of the benchmark tools (``emurust bench``, benches/rl_throughput.py,
+benches/summarize.py). They check that the tools run and write what they promise, on tiny
+sizes; they never assert a speed (benchmarks are not timed unit tests)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import pathlib
+import sys
+
+import pytest
+
+from emurust import bench
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benches" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_machine_info_records_cpu_and_load():
+    m = bench.machine_info()
+    assert m["cpu_model"]
+    assert m["logical_cpus"] >= 1
+    assert len(m["loadavg"]) == 3
+
+
+def test_cli_has_bench_subcommand(capsys):
+    from emurust import cli
+
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bench", "--help"])
+    assert e.value.code == 0
+    assert "--frames" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("pattern", bench.PATTERNS)
+def test_worker_runs_emurust_in_a_subprocess(pattern):
+    r = bench.run_one("emurust", str(ROOT / "roms" / "bench.gb"), pattern, 30, bench._pick_cpu(), 120)
+    assert "error" not in r, r
+    assert r["frames"] == 30 and r["fps"] > 0 and r["fps_wall"] > 0
+    assert r["frames_run_total"] == bench.WARMUP + 30
+
+
+def test_worker_reports_a_missing_engine_as_an_error_not_a_crash(tmp_path):
+    r = bench.run_one("emurust", str(tmp_path / "missing.gb"), "render", 10, None, 60)
+    assert "error" in r
+
+
+def _fake_result():
+    summary = []
+    for rom in ("roms/bench.gb", "games/dodge.gb"):
+        for pattern in bench.PATTERNS:
+            for engine, fps in (("emurust", 9000.0), ("pyboy", 3000.0), ("gambatte", 6000.0)):
+                summary.append({"engine": engine, "rom": rom, "pattern": pattern, "fps": fps, "fps_min": fps,
+                                "fps_max": fps, "fps_wall": fps, "always_draws": engine == "gambatte", "runs": 1,
+                                "vs_pyboy": fps / 3000.0})
+    return {"frames": 100, "repeat": 1, "machine": bench.machine_info(), "summary": summary,
+            "skipped": {"mgba": "ModuleNotFoundError: No module named 'mgba'"}}
+
+
+def test_table_and_plot(tmp_path):
+    res = _fake_result()
+    table = bench.format_table(res)
+    assert "| dodge.gb | no_render | 9,000 (3.0x) | 3,000 | 6,000 (2.0x) [draws] |" in table
+    assert "skipped mgba" in table
+    why = bench.plot(res, str(tmp_path / "p.png"))
+    if why is not None:
+        pytest.skip(why)
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_compare_end_to_end_writes_json(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "b.json"
+    rc = bench.main(["--roms", "roms/bench.gb", "--engines", "emurust", "--patterns", "no_render", "--frames", "20",
+                     "--repeat", "1", "--json", str(out), "--png", ""])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    assert data["summary"][0]["engine"] == "emurust"
+    assert data["machine"]["loadavg"] is not None and "loadavg_end" in data["machine"]
+
+
+def test_rl_raw_batch_and_memory_child(tmp_path):
+    rl = _load("rl_throughput")
+    b = rl.make_raw_batch(2, 1)
+    r = rl.time_raw_batch(b, 0.0)
+    assert r["calls"] == 3 and r["steps_per_s"] > 0
+    big = rl.big_rom(rl.rom_path("runner"), tmp_path / "big.gb")
+    assert pathlib.Path(big).stat().st_size == 4 << 20
+    import emurust
+
+    gb = emurust.GameBoy(big)  # the padded ROM is a valid cartridge
+    gb.tick(2, False)
+
+
+def test_rl_parts_write_json(tmp_path):
+    rl = _load("rl_throughput")
+    out = tmp_path / "rl.json"
+    rc = rl.main(["--parts", "scaling,memory", "--scaling-envs", "2", "--scaling-threads", "1,2", "--seconds", "0",
+                  "--memory-envs", "4", "--out", str(out)])
+    assert rc == 0
+    data = json.loads(out.read_text())
+    rows = data["scaling"]["rows"]
+    assert [r["threads"] for r in rows] == [1, 2] and rows[0]["efficiency"] == pytest.approx(1.0)
+    mem = data["memory"]
+    assert all("error" not in r for r in mem["rows"]), mem
+    assert mem["rom_shared"] is True
+    summary = _load("summarize")
+    (tmp_path / "scaling.json").write_text(out.read_text())
+    (tmp_path / "memory.json").write_text(out.read_text())
+    assert summary.main([str(tmp_path)]) == 0
+
+
+def test_pyboy_env_matches_the_task():
+    pytest.importorskip("gymnasium")
+    pytest.importorskip("pyboy")
+    rl = _load("rl_throughput")
+    env = rl.pyboy_env(rl.rom_path(), 0, 3)
+    obs, _ = env.reset()
+    assert obs.shape == (1, 144, 160) and obs.dtype.name == "uint8"
+    for t in range(3):
+        obs, reward, terminated, truncated, _ = env.step(1)
+    assert truncated and obs.shape == (1, 144, 160)
+    env.close()
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
