@@ -130,5 +130,15 @@ def test_pyboy_env_matches_the_task():
     env.close()
 
 
+def test_device_suite_is_valid_bash():
+    import shutil
+    import subprocess
+
+    if shutil.which("bash") is None:
+        pytest.skip("no bash")
+    for script in ("device_suite.sh", "fetch_device_wheels.sh"):
+        subprocess.run(["bash", "-n", str(ROOT / "benches" / script)], check=True)
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
