@@ -118,7 +118,83 @@ fn draw_tiles(
     }
 }
 
+/// The objects on each screen line: the first 10 in OAM order whose rows cover it (Pan
+/// Docs, "OAM Scan"). Both mode 3's length and the drawing need them on every line, so
+/// they are worked out for all lines at once and reused for as long as OAM and the object
+/// height stay the same (OAM typically changes once a frame, by DMA in VBlank).
+pub(super) struct LineObjects {
+    /// The OAM and object height the lists were made from (height 0: not made yet).
+    oam: [u8; 0xA0],
+    height: u8,
+    count: [u8; SCREEN_H],
+    /// OAM offsets (4 * object number), in OAM order.
+    offsets: [[u8; 10]; SCREEN_H],
+}
+
+impl LineObjects {
+    pub(super) fn new() -> LineObjects {
+        LineObjects {
+            oam: [0; 0xA0],
+            height: 0,
+            count: [0; SCREEN_H],
+            offsets: [[0; 10]; SCREEN_H],
+        }
+    }
+
+    fn rebuild(&mut self, oam: &[u8; 0xA0], height: u8) {
+        self.oam = *oam;
+        self.height = height;
+        self.count = [0; SCREEN_H];
+        for (n, entry) in oam.as_chunks::<4>().0.iter().enumerate() {
+            // OAM Y is the object's top line + 16.
+            let top = entry[0] as usize;
+            let first = top.saturating_sub(16);
+            let end = (top + height as usize).saturating_sub(16).min(SCREEN_H);
+            for ly in first..end {
+                let count = &mut self.count[ly];
+                if (*count as usize) < 10 {
+                    self.offsets[ly][*count as usize] = (n * 4) as u8;
+                    *count += 1;
+                }
+            }
+        }
+    }
+}
+
 impl Lcd {
+    /// OAM offsets of the first 10 objects on line `ly` in OAM order, and their number.
+    pub(super) fn objects_on_line(&mut self, ly: u8) -> ([u8; 10], usize) {
+        let height: u8 = if self.lcdc & 0x04 != 0 { 16 } else { 8 };
+        let cache = &mut self.line_objects;
+        if let (Some(&count), Some(offsets)) =
+            (cache.count.get(ly as usize), cache.offsets.get(ly as usize))
+        {
+            if cache.height != height || cache.oam != self.oam {
+                cache.rebuild(&self.oam, height);
+                return (
+                    cache.offsets[ly as usize],
+                    cache.count[ly as usize] as usize,
+                );
+            }
+            return (*offsets, count as usize);
+        }
+        // Off-screen lines (only from odd restored states): scan OAM directly.
+        let mut offsets = [0u8; 10];
+        let mut count = 0;
+        for (n, entry) in self.oam.as_chunks::<4>().0.iter().enumerate() {
+            // Without wrapping: LY + 16 may exceed 255 here.
+            let dy = ly as i32 + 16 - entry[0] as i32;
+            if (0..height as i32).contains(&dy) {
+                offsets[count] = (n * 4) as u8;
+                count += 1;
+                if count == offsets.len() {
+                    break;
+                }
+            }
+        }
+        (offsets, count)
+    }
+
     /// 144*160*4 bytes, row-major RGBA, identical to PyBoy's `screen.ndarray`.
     pub fn screen_rgba(&self) -> &[u8] {
         &self.rgba
@@ -233,18 +309,10 @@ impl Lcd {
         let tall = self.lcdc & 0x04 != 0;
         let height: u8 = if tall { 16 } else { 8 };
         // Sort keys (X << 8 | OAM offset) of the first 10 objects on this line.
+        let (offsets, count) = self.objects_on_line(ly);
         let mut picked = [0u16; 10];
-        let mut count = 0;
-        for (n, entry) in self.oam.as_chunks::<4>().0.iter().enumerate() {
-            // Line of the object this screen line shows (OAM Y is the top + 16).
-            let dy = ly.wrapping_add(16).wrapping_sub(entry[0]);
-            if dy < height {
-                picked[count] = (entry[1] as u16) << 8 | (n as u16 * 4);
-                count += 1;
-                if count == picked.len() {
-                    break;
-                }
-            }
+        for (key, &n) in picked.iter_mut().zip(&offsets[..count]) {
+            *key = (self.oam[n as usize + 1] as u16) << 8 | n as u16;
         }
         let picked = &mut picked[..count];
         // Lowest priority first: larger X, then larger OAM index, drawn earlier.
@@ -398,6 +466,39 @@ mod tests {
         (shades, bgz)
     }
 
+    /// The per-line OAM scan object_penalty did before the per-line lists.
+    fn reference_object_penalty(l: &Lcd, ly: i32) -> i32 {
+        if l.lcdc & 0x02 == 0 {
+            return 0;
+        }
+        let height = if l.lcdc & 0x04 != 0 { 16 } else { 8 };
+        let (mut found, mut groups, mut dots) = (0, 0, 0);
+        let mut seen = [false; 256];
+        for entry in l.oam.chunks_exact(4) {
+            let top = entry[0] as i32 - 16;
+            if top <= ly && ly < top + height {
+                let x = entry[1] as i32;
+                if x < 168 {
+                    dots += 6;
+                    if !seen[x as usize] {
+                        seen[x as usize] = true;
+                        groups += 1;
+                        dots += (5 - ((x + l.scx as i32 - 8) & 7)).max(0);
+                    }
+                }
+                found += 1;
+                if found == 10 {
+                    break;
+                }
+            }
+        }
+        match (found, groups) {
+            (0, _) => 0,
+            (_, 0) => -4,
+            _ => (dots - 7).max(0),
+        }
+    }
+
     /// xorshift64: deterministic pseudo-random bytes.
     struct Rng(u64);
     impl Rng {
@@ -426,8 +527,8 @@ mod tests {
     #[test]
     fn matches_per_pixel_reference() {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut l = Lcd::new();
         for round in 0..3000 {
-            let mut l = Lcd::new();
             for b in l.vram.iter_mut() {
                 *b = rng.byte();
             }
@@ -457,15 +558,27 @@ mod tests {
             l.obp1 = rng.byte();
             l.window_armed = rng.next() % 4 != 0;
             let window_line = (rng.next() % 200) as i32 - 1;
-            l.window_line = window_line;
-            let (want_shades, want_bgz) = reference_line(&l, ly, window_line);
-            l.draw_line(ly);
-            let row = ly as usize * 160;
-            assert_eq!(&l.shades[row..row + 160], &want_shades[..], "round {round}");
-            assert_eq!(&l.bg_zero[row..row + 160], &want_bgz[..], "round {round}");
-            for x in 0..160 {
-                let g = GREY[want_shades[x] as usize];
-                assert_eq!(&l.rgba[(row + x) * 4..(row + x) * 4 + 4], &[g, g, g, 0xFF]);
+            for pass in 0..2 {
+                if pass == 1 && rng.next() % 2 == 0 {
+                    // Same LCD again, OAM changed or not: the per-line lists must follow.
+                    let i = (rng.next() % 0xA0) as usize;
+                    l.oam[i] = rng.byte();
+                }
+                l.window_line = window_line;
+                let (want_shades, want_bgz) = reference_line(&l, ly, window_line);
+                let want_penalty = reference_object_penalty(&l, ly as i32);
+                assert_eq!(l.object_penalty(ly), want_penalty, "round {round}");
+                let off_screen = 144 + (rng.next() % 112) as u8;
+                let want = reference_object_penalty(&l, off_screen as i32);
+                assert_eq!(l.object_penalty(off_screen), want, "round {round}");
+                l.draw_line(ly);
+                let row = ly as usize * 160;
+                assert_eq!(&l.shades[row..row + 160], &want_shades[..], "round {round}");
+                assert_eq!(&l.bg_zero[row..row + 160], &want_bgz[..], "round {round}");
+                for x in 0..160 {
+                    let g = GREY[want_shades[x] as usize];
+                    assert_eq!(&l.rgba[(row + x) * 4..(row + x) * 4 + 4], &[g, g, g, 0xFF]);
+                }
             }
         }
     }
