@@ -114,6 +114,28 @@ fn shades16_to_rgba(src: &[u8; 16], dst: &mut [u8; 64]) {
     }
 }
 
+/// One byte per pixel, the low bit of each byte.
+const LANE_LSB: u64 = 0x0101_0101_0101_0101;
+
+/// Draw 8 object pixels over 8 shades (one per byte): `colours` are the object's colour
+/// indices, `palette` its OBP; colour 0 is transparent, and with `behind_bg` (the
+/// background's colour-0 flags, one 0/1 byte per pixel) only those pixels are drawn.
+#[inline(always)]
+fn blend_object_row(shades: u64, colours: u64, palette: u8, behind_bg: Option<u64>) -> u64 {
+    let b0 = colours & LANE_LSB;
+    let b1 = (colours >> 1) & LANE_LSB;
+    // 0/1 per byte for colours 1, 2, 3; multiplying by a value below 256 cannot carry
+    // into the next byte.
+    let (is1, is2, is3) = (b0 & !b1, b1 & !b0, b0 & b1);
+    let shade = |c: u8| ((palette >> (2 * c)) & 3) as u64;
+    let drawn = is1 * shade(1) + is2 * shade(2) + is3 * shade(3);
+    let mut mask = (b0 | b1) * 0xFF;
+    if let Some(zero) = behind_bg {
+        mask &= (zero & LANE_LSB) * 0xFF;
+    }
+    (shades & !mask) | (drawn & mask)
+}
+
 /// Left margin of the line buffer: background tiles start up to 7 pixels left of the
 /// screen (fine scroll) and window tiles up to 7 (WX < 7), always on whole tiles.
 const PAD: usize = 8;
@@ -411,6 +433,24 @@ impl Lcd {
                 colours = colours.swap_bytes();
             }
             if colours == 0 {
+                continue;
+            }
+            // Fully on screen (OAM X 8..=160): all 8 pixels at once, one per byte.
+            let left = (entry[1] as usize).wrapping_sub(8);
+            if let (Some(dst), Some(under)) =
+                (shades.get_mut(left..left + 8), bg_zero.get(left..left + 8))
+            {
+                let mut old = [0u8; 8];
+                old.copy_from_slice(dst);
+                let mut zero = [0u8; 8];
+                zero.copy_from_slice(under);
+                let blended = blend_object_row(
+                    u64::from_le_bytes(old),
+                    colours,
+                    palette,
+                    behind.then(|| u64::from_le_bytes(zero)),
+                );
+                dst.copy_from_slice(&blended.to_le_bytes());
                 continue;
             }
             let x0 = entry[1] as i32 - 8;
