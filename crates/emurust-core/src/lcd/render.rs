@@ -216,6 +216,7 @@ impl LineObjects {
         }
     }
 
+    #[cold]
     fn rebuild(&mut self, oam: &[u8; 0xA0], height: u8) {
         self.oam = *oam;
         self.height = height;
@@ -238,6 +239,7 @@ impl LineObjects {
 
 impl Lcd {
     /// OAM offsets of the first 10 objects on line `ly` in OAM order, and their number.
+    #[inline]
     pub(super) fn objects_on_line(&mut self, ly: u8) -> ([u8; 10], usize) {
         let height: u8 = if self.lcdc & 0x04 != 0 { 16 } else { 8 };
         let cache = &mut self.line_objects;
