@@ -6,9 +6,7 @@ use std::time::Instant;
 fn main() {
     let mut args = std::env::args().skip(1);
     let rom = args.next().expect("usage: run_frames ROM FRAMES [render]");
-    let frames: u32 = args
-        .next()
-        .map_or(600, |f| f.parse().expect("FRAMES must be a number"));
+    let frames: u32 = args.next().map_or(600, |f| f.parse().expect("FRAMES must be a number"));
     let render = args.next().is_some_and(|r| r == "render");
     let data = std::fs::read(&rom).unwrap_or_else(|e| panic!("{rom}: {e}"));
     let mut gb = emurust_core::GameBoy::new(data.into(), None).unwrap_or_else(|e| panic!("{e}"));
