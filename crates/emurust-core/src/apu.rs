@@ -70,6 +70,12 @@ pub struct Apu {
     next_sample: f64,
     /// Absolute time of the next frame-sequencer event.
     next_seq: f64,
+    /// `ceil(next_sample)` and `ceil(next_seq)`, kept in step with them by
+    /// [`Apu::refresh_targets`]: the catch-up loop compares whole cycles, and `f64::ceil` is a
+    /// libm call on baseline x86-64. For a whole cycle count `c`, `c as f64 >= t` exactly when
+    /// `c >= ceil(t)`, so the integer comparisons decide exactly as the `f64` ones would.
+    sample_at: u64,
+    seq_at: u64,
     /// Scheduling hint (see module docs).
     hint: u64,
     sampling: bool,
@@ -111,6 +117,8 @@ impl Apu {
             caught_up_to: 0,
             next_sample,
             next_seq,
+            sample_at: ceil_cycles(next_sample),
+            seq_at: ceil_cycles(next_seq),
             hint: ceil_cycles(next_sample.min(next_seq)),
             sampling: true,
             powered: false,
@@ -166,9 +174,9 @@ impl Apu {
         while left > 0 {
             let mut chunk = left;
             if self.sampling {
-                chunk = chunk.min(ceil_cycles(self.next_sample).wrapping_sub(self.clock));
+                chunk = chunk.min(self.sample_at.wrapping_sub(self.clock));
             }
-            chunk = chunk.min(ceil_cycles(self.next_seq).wrapping_sub(self.clock));
+            chunk = chunk.min(self.seq_at.wrapping_sub(self.clock));
             if chunk == 0 {
                 // A target that is due but not yet handled; handle it, advance nothing.
                 // (Unreachable with the targets the APU sets; guarded against a hang.)
@@ -188,23 +196,38 @@ impl Apu {
             left -= chunk;
             self.run_due_events();
         }
-        self.hint = ceil_cycles(self.next_sample.min(self.next_seq));
+        // ceil is monotonic: ceil(min(a, b)) == min(ceil(a), ceil(b)).
+        self.hint = self.sample_at.min(self.seq_at);
+    }
+
+    /// Recompute the whole-cycle targets after `next_sample` or `next_seq` changed.
+    #[inline]
+    fn refresh_targets(&mut self) {
+        self.sample_at = ceil_cycles(self.next_sample);
+        self.seq_at = ceil_cycles(self.next_seq);
+    }
+
+    #[inline]
+    fn set_next_seq(&mut self, t: f64) {
+        self.next_seq = t;
+        self.seq_at = ceil_cycles(t);
     }
 
     /// Frame-sequencer events first, then samples, for everything due at `clock`.
     fn run_due_events(&mut self) -> bool {
         let mut any = false;
-        let t = self.clock as f64;
-        while t >= self.next_seq {
+        // `clock >= *_at` is `clock as f64 >= next_*` (see `sample_at`).
+        while self.clock >= self.seq_at {
             self.frame_sequencer_event();
-            self.next_seq += SEQ_PERIOD as f64;
+            self.set_next_seq(self.next_seq + SEQ_PERIOD as f64);
             any = true;
         }
-        while t >= self.next_sample {
+        while self.clock >= self.sample_at {
             if self.sampling {
                 self.take_sample();
             }
             self.next_sample += CLOCK_HZ as f64 / SAMPLE_RATE as f64;
+            self.sample_at = ceil_cycles(self.next_sample);
             any = true;
         }
         any
@@ -338,7 +361,7 @@ impl Apu {
             // Re-align the frame sequencer with DIV's next falling APU-bit edge.
             self.seq_step = 1;
             let to_edge = 0x2000 - (div_counter & 0x1FFF) as u64;
-            self.next_seq = (self.clock + to_edge) as f64;
+            self.set_next_seq((self.clock + to_edge) as f64);
         }
     }
 
@@ -362,7 +385,7 @@ impl Apu {
                 } else if !self.powered {
                     self.powered = true;
                     self.seq_step = 0;
-                    self.next_seq = (self.clock + SEQ_PERIOD) as f64;
+                    self.set_next_seq((self.clock + SEQ_PERIOD) as f64);
                 }
             }
             0xFF30..=0xFF3F => self.ch3.ram_write((addr - 0xFF30) as usize, value),
@@ -452,7 +475,7 @@ impl Apu {
             self.last_div_edge_clock = self.clock;
             self.frame_sequencer_event();
         }
-        self.next_seq = (self.clock + SEQ_PERIOD) as f64;
+        self.set_next_seq((self.clock + SEQ_PERIOD) as f64);
     }
 
     pub fn save_state(&self, w: &mut StateWriter) {
@@ -490,6 +513,7 @@ impl Apu {
                 return Err(CoreError::State(format!("APU: bad target time {t}")));
             }
         }
+        a.refresh_targets();
         a.hint = r.u64()?;
         a.sampling = r.bool()?;
         a.powered = r.bool()?;

@@ -8,6 +8,19 @@
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
 
+/// How many times a timer with `countdown <= 0` (after subtracting the elapsed cycles) has
+/// fired, each firing adding `period` (> 0), until the countdown is positive again. With
+/// sampling on the APU catches up every ~87 cycles, so this is usually a single firing:
+/// skip the division then.
+#[inline(always)]
+fn firings(countdown: i64, period: i64) -> i64 {
+    if countdown > -period {
+        1
+    } else {
+        (-countdown) / period + 1
+    }
+}
+
 /// A channel's timer period from a save state (must be positive: the timers divide by it).
 fn load_period(r: &mut StateReader) -> Result<i64, CoreError> {
     let p = r.i64()?;
@@ -213,7 +226,7 @@ impl Pulse {
     pub fn advance(&mut self, cycles: u64) {
         self.countdown -= cycles as i64;
         if self.countdown <= 0 {
-            let edges = (-self.countdown) / self.step_cycles + 1;
+            let edges = firings(self.countdown, self.step_cycles);
             self.countdown += edges * self.step_cycles;
             self.step = ((self.step as i64 + edges) & 7) as u8;
         }
@@ -511,7 +524,7 @@ impl Wave {
         }
         self.countdown -= cycles as i64;
         if self.countdown <= 0 {
-            let edges = (-self.countdown) / self.step_cycles + 1;
+            let edges = firings(self.countdown, self.step_cycles);
             self.countdown += edges * self.step_cycles;
             self.pos = ((self.pos as i64 + edges) & 31) as u8;
             // A fetch happened in this stretch; the CPU sees it only if it was at most one
@@ -583,6 +596,53 @@ impl Wave {
         self.fetch_window = r.bool()?;
         Ok(())
     }
+}
+
+/// One shift of the 15-bit noise LFSR (Pan Docs "Noise channel"), in the representation
+/// PyBoy keeps: bit 0 XOR bit 1 is fed back into bit 14, and also into bit 6 in 7-bit
+/// (`short`) mode.
+/// The reference for [`lfsr_shift`].
+#[cfg(test)]
+fn lfsr_shift_once(lfsr: u16, short: bool) -> u16 {
+    let feedback = (lfsr ^ (lfsr >> 1)) & 1;
+    let mask = if short { 0x4040 } else { 0x4000 };
+    let shifted = lfsr >> 1;
+    if feedback != 0 {
+        shifted | mask
+    } else {
+        shifted & !mask
+    }
+}
+
+/// `n` shifts of the noise LFSR, several at a time (the channel shifts every 8 cycles at its
+/// fastest, so a catch-up of a frame is ~8800 shifts). `lfsr` must fit in 15 bits.
+///
+/// Long mode: bit stream s_0..s_14 is the register, and shift i appends s_(15+i) =
+/// s_i ^ s_(i+1) at bit 14. For i <= 13 that only involves original bits, so up to 14 shifts
+/// are `lfsr >> k` with the k feedback bits `(lfsr ^ lfsr >> 1) & (2^k - 1)` on top.
+/// Short mode: bits 0-6 are a 7-bit LFSR of their own (bit 6 is overwritten by the feedback
+/// after each shift), so up to 6 shifts can be done at once there; bits 7-14 are a delay
+/// line fed with the same feedback bits at bit 14 (what shifts down out of bit 7 is lost).
+#[inline]
+fn lfsr_shift(mut lfsr: u16, short: bool, mut n: u64) -> u16 {
+    if short {
+        while n > 0 {
+            let k = n.min(6) as u32;
+            let feedback = (lfsr ^ (lfsr >> 1)) & ((1 << k) - 1);
+            let low = ((lfsr & 0x7F) >> k) | (feedback << (7 - k));
+            let high = ((lfsr >> k) & 0x7F80) | (feedback << (15 - k));
+            lfsr = high | low;
+            n -= k as u64;
+        }
+    } else {
+        while n > 0 {
+            let k = n.min(14) as u32;
+            let feedback = (lfsr ^ (lfsr >> 1)) & ((1 << k) - 1);
+            lfsr = (lfsr >> k) | (feedback << (15 - k));
+            n -= k as u64;
+        }
+    }
+    lfsr
 }
 
 /// Base divisors of the noise channel's clock (NR43 bits 0-2), in T-cycles.
@@ -674,19 +734,14 @@ impl Noise {
         self.lfsr = 0x7FFF;
     }
 
+    /// Run the LFSR's clock for `cycles` T-cycles: one shift per `step_cycles`.
     #[inline]
     pub fn advance(&mut self, cycles: u64) {
         self.countdown -= cycles as i64;
-        while self.countdown <= 0 {
-            self.countdown += self.step_cycles;
-            let feedback = (self.lfsr ^ (self.lfsr >> 1)) & 1;
-            let mask = if self.short_mode { 0x4040 } else { 0x4000 };
-            self.lfsr >>= 1;
-            if feedback != 0 {
-                self.lfsr |= mask;
-            } else {
-                self.lfsr &= !mask;
-            }
+        if self.countdown <= 0 {
+            let shifts = firings(self.countdown, self.step_cycles);
+            self.countdown += shifts * self.step_cycles;
+            self.lfsr = lfsr_shift(self.lfsr, self.short_mode, shifts as u64);
         }
     }
 
@@ -718,5 +773,60 @@ impl Noise {
         self.countdown = r.i64()?;
         self.lfsr = r.u16()? & 0x7FFF;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bulk_lfsr_shifts_match_single_shifts() {
+        let mut seed: u32 = 12345;
+        for short in [false, true] {
+            for start in 0..0x8000u16 {
+                // A pseudo-random shift count per start value, small and large.
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                let n = if start % 7 == 0 {
+                    (seed >> 8) % 3000
+                } else {
+                    (seed >> 8) % 40
+                };
+                let mut reference = start;
+                for _ in 0..n {
+                    reference = lfsr_shift_once(reference, short);
+                }
+                assert_eq!(
+                    lfsr_shift(start, short, n as u64),
+                    reference,
+                    "start {start:#06x}, {n} shifts, short {short}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn noise_advance_matches_one_cycle_at_a_time() {
+        for nr43 in [0x00u8, 0x08, 0x11, 0x1F, 0x3A, 0x57] {
+            let mut a = Noise::new();
+            a.set_nr43(nr43);
+            a.trigger();
+            let mut b = a.clone();
+            for chunk in [1u64, 7, 8, 9, 100, 1000, 8192, 3, 70224] {
+                a.advance(chunk);
+                for _ in 0..chunk {
+                    b.countdown -= 1;
+                    if b.countdown <= 0 {
+                        b.countdown += b.step_cycles;
+                        b.lfsr = lfsr_shift_once(b.lfsr, b.short_mode);
+                    }
+                }
+                assert_eq!(
+                    (a.lfsr, a.countdown),
+                    (b.lfsr, b.countdown),
+                    "nr43 {nr43:#x}"
+                );
+            }
+        }
     }
 }

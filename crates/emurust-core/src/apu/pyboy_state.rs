@@ -352,6 +352,7 @@ impl Apu {
                 return Err(err(format!("bad target time {t}")));
             }
         }
+        a.refresh_targets();
         a.hint = r.u64()?;
         if a.hint > i64::MAX as u64 {
             return Err(err("negative interrupt distance".into()));
