@@ -69,9 +69,11 @@ pub struct SystemBus {
 
     // The instruction in flight.
     instr_start: u64,
+    /// PC at the instruction's start: operand fetches read PC, PC+1, ..., so the k-th fetch
+    /// is at `instr_pc + k` (no per-fetch counter needed).
+    instr_pc: u16,
     opcode: u16,
     data_accesses: usize,
-    fetches: u64,
     m_cycles: u64,
     hl_at_start: u16,
     /// Set by writes that may change what the scheduler planned; ends the slice.
@@ -98,9 +100,9 @@ impl SystemBus {
             dma: OamDma::default(),
             cycles: 0,
             instr_start: 0,
+            instr_pc: 0,
             opcode: 0,
             data_accesses: 0,
-            fetches: 0,
             m_cycles: 0,
             hl_at_start: 0,
             bail: false,
@@ -398,12 +400,12 @@ impl Bus for SystemBus {
     #[inline]
     fn fetch(&mut self, addr: u16) -> u8 {
         self.m_cycles += 1;
-        let k = self.fetches;
-        self.fetches += 1;
-        if addr < 0x8000 && !(self.boot_rom_mapped && addr <= 0xFF) {
+        // Fast path: cartridge ROM above the boot ROM's reach (one comparison).
+        if addr.wrapping_sub(0x100) < 0x8000 - 0x100 || (addr < 0x100 && !self.boot_rom_mapped) {
             self.cart.read_rom(addr)
         } else {
             // PyBoy fetches all operand bytes at the instruction's start, 4 cycles apart for the LCD.
+            let k = addr.wrapping_sub(self.instr_pc) as u64;
             let now = self.instr_start;
             self.read_at(addr, now, 4 * k)
         }
@@ -457,7 +459,9 @@ pub struct GameBoy {
     pub frames: u64,
     /// Addresses of the last instructions executed (a ring), for divergence reports.
     pc_trace: [u16; PC_TRACE_LEN],
-    pc_trace_next: usize,
+    /// Free-running write position (wraps at 256, a multiple of the ring's length): masked,
+    /// so the ring write needs no bounds check or modulo.
+    pc_trace_next: u8,
     /// Instructions executed since power-on (statistics; not part of save states).
     pub instructions: u64,
     /// The machine stopped mid-frame (right after the boot ROM exited); the next `run_frame`
@@ -466,6 +470,8 @@ pub struct GameBoy {
 }
 
 pub const PC_TRACE_LEN: usize = 32;
+const _: () = assert!(PC_TRACE_LEN.is_power_of_two() && PC_TRACE_LEN <= 256);
+const PC_TRACE_MASK: u8 = (PC_TRACE_LEN - 1) as u8;
 
 impl GameBoy {
     /// Power on with `boot_rom` (256 bytes, mapped at 0000-00FF until FF50 is written), or
@@ -648,18 +654,19 @@ impl GameBoy {
     pub fn pc_trace(&self) -> Vec<u16> {
         let n = PC_TRACE_LEN;
         (0..n)
-            .map(|i| self.pc_trace[(self.pc_trace_next + i) % n])
+            .map(|i| self.pc_trace[(self.pc_trace_next as usize + i) % n])
             .collect()
     }
 
     fn execute_instruction(&mut self) {
         self.instructions += 1;
-        self.pc_trace[self.pc_trace_next] = self.cpu.r.pc;
-        self.pc_trace_next = (self.pc_trace_next + 1) % PC_TRACE_LEN;
+        let pc = self.cpu.r.pc;
+        self.pc_trace[(self.pc_trace_next & PC_TRACE_MASK) as usize] = pc;
+        self.pc_trace_next = self.pc_trace_next.wrapping_add(1);
         let bus = &mut self.bus;
         bus.instr_start = bus.cycles;
+        bus.instr_pc = pc;
         bus.data_accesses = 0;
-        bus.fetches = 0;
         bus.m_cycles = 0;
         bus.hl_at_start = u16::from_be_bytes([self.cpu.r.h, self.cpu.r.l]);
         let ei_delay_before = self.cpu.ei_delay;
