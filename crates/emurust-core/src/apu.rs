@@ -45,10 +45,13 @@ const SAMPLES_PER_FRAME: usize = ((SAMPLE_RATE * FRAME_CYCLES).div_ceil(CLOCK_HZ
 /// Length of the stereo sample buffer in bytes (one spare sample pair, as in PyBoy).
 pub const SAMPLE_BUFFER_LEN: usize = (SAMPLES_PER_FRAME + 1) * 2;
 
-/// Round a (non-negative) target time up to a whole cycle.
+/// Round a (non-negative, finite) target time up to a whole cycle: `t.ceil() as u64`
+/// (saturating), without the libm call `f64::ceil` is on baseline x86-64. The cast
+/// truncates, which for t >= 0 is the floor; add one when that lost a fraction.
 #[inline]
 fn ceil_cycles(t: f64) -> u64 {
-    t.ceil() as u64
+    let floor = t as u64;
+    floor.saturating_add(((floor as f64) < t) as u64)
 }
 
 /// What the next frame-sequencer event does to the step counter, after NR52 powered the APU
@@ -194,7 +197,9 @@ impl Apu {
             }
             self.clock += chunk;
             left -= chunk;
-            self.run_due_events();
+            if self.clock >= self.seq_at.min(self.sample_at) {
+                self.run_due_events();
+            }
         }
         // ceil is monotonic: ceil(min(a, b)) == min(ceil(a), ceil(b)).
         self.hint = self.sample_at.min(self.seq_at);
