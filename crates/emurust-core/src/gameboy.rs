@@ -22,7 +22,7 @@ use crate::cpu::{Bus, Cpu, Registers, Step};
 use crate::interrupts;
 use crate::joypad::Joypad;
 use crate::lcd::Lcd;
-use crate::pyboy_timing::DATA_ACCESS;
+use crate::pyboy_timing::{Stamp, DATA_ACCESS};
 use crate::serial::Serial;
 use crate::state::{StateReader, StateWriter};
 use crate::timer::Timer;
@@ -73,7 +73,10 @@ pub struct SystemBus {
     /// is at `instr_pc + k` (no per-fetch counter needed).
     instr_pc: u16,
     opcode: u16,
-    data_accesses: usize,
+    /// Stamps of the instruction's remaining data accesses: set from [`DATA_ACCESS`] when
+    /// the opcode is decoded; each access takes the first and moves the second up (the
+    /// second stamp also serves any further access).
+    stamps: [Stamp; 2],
     m_cycles: u64,
     hl_at_start: u16,
     /// Set by writes that may change what the scheduler planned; ends the slice.
@@ -102,7 +105,7 @@ impl SystemBus {
             instr_start: 0,
             instr_pc: 0,
             opcode: 0,
-            data_accesses: 0,
+            stamps: DATA_ACCESS[0],
             m_cycles: 0,
             hl_at_start: 0,
             bail: false,
@@ -122,8 +125,8 @@ impl SystemBus {
     /// Stamp of the instruction's next data access: (cycles, LCD offset).
     #[inline]
     fn next_stamp(&mut self) -> (u64, u64) {
-        let s = DATA_ACCESS[self.opcode as usize][self.data_accesses.min(1)];
-        self.data_accesses += 1;
+        let s = self.stamps[0];
+        self.stamps[0] = self.stamps[1];
         (self.instr_start + s.cycles as u64, s.offset as u64)
     }
 
@@ -433,10 +436,13 @@ impl Bus for SystemBus {
     #[inline]
     fn decoded(&mut self, opcode: u16) {
         self.opcode = opcode;
-        if opcode == OPCODE_RETI {
-            // RETI re-enables interrupts before popping; PyBoy ends the slice if one is waiting.
-            self.bail = self.pending_interrupts() != 0;
-        }
+        self.stamps = DATA_ACCESS[opcode as usize];
+    }
+
+    #[inline]
+    fn reti(&mut self) {
+        // RETI re-enables interrupts before popping; PyBoy ends the slice if one is waiting.
+        self.bail = self.pending_interrupts() != 0;
     }
 }
 
@@ -666,7 +672,6 @@ impl GameBoy {
         let bus = &mut self.bus;
         bus.instr_start = bus.cycles;
         bus.instr_pc = pc;
-        bus.data_accesses = 0;
         bus.m_cycles = 0;
         bus.hl_at_start = u16::from_be_bytes([self.cpu.r.h, self.cpu.r.l]);
         let ei_delay_before = self.cpu.ei_delay;
