@@ -197,8 +197,13 @@ impl Apu {
             }
             self.clock += chunk;
             left -= chunk;
-            if self.clock >= self.seq_at.min(self.sample_at) {
-                self.run_due_events();
+            // run_due_events, split: the rare sequencer event out of line, the sample
+            // targets (passed every ~87 cycles, sampled or not) inline.
+            if self.clock >= self.seq_at {
+                self.run_seq_events();
+            }
+            while self.clock >= self.sample_at {
+                self.sample_event();
             }
         }
         // ceil is monotonic: ceil(min(a, b)) == min(ceil(a), ceil(b)).
@@ -220,22 +225,35 @@ impl Apu {
 
     /// Frame-sequencer events first, then samples, for everything due at `clock`.
     fn run_due_events(&mut self) -> bool {
-        let mut any = false;
         // `clock >= *_at` is `clock as f64 >= next_*` (see `sample_at`).
+        let mut any = self.run_seq_events();
+        while self.clock >= self.sample_at {
+            self.sample_event();
+            any = true;
+        }
+        any
+    }
+
+    /// The frame-sequencer events due at `clock`; true if there were any.
+    #[inline(never)]
+    fn run_seq_events(&mut self) -> bool {
+        let mut any = false;
         while self.clock >= self.seq_at {
             self.frame_sequencer_event();
             self.set_next_seq(self.next_seq + SEQ_PERIOD as f64);
             any = true;
         }
-        while self.clock >= self.sample_at {
-            if self.sampling {
-                self.take_sample();
-            }
-            self.next_sample += CLOCK_HZ as f64 / SAMPLE_RATE as f64;
-            self.sample_at = ceil_cycles(self.next_sample);
-            any = true;
-        }
         any
+    }
+
+    /// The sample target at or before `clock`: take it (if sampling) and set the next one.
+    #[inline]
+    fn sample_event(&mut self) {
+        if self.sampling {
+            self.take_sample();
+        }
+        self.next_sample += CLOCK_HZ as f64 / SAMPLE_RATE as f64;
+        self.sample_at = ceil_cycles(self.next_sample);
     }
 
     /// One DIV-APU event (512 Hz): lengths on odd steps, sweep on steps 3 and 7 (mod 8),
