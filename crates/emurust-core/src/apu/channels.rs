@@ -150,6 +150,9 @@ pub(super) struct Pulse {
     /// T-cycles per duty step: 4 * (2048 - freq), but 4 at power-on (as in PyBoy).
     pub step_cycles: i64,
     pub step: u8,
+    /// T-cycles the duty timer still has to run (see [`Pulse::advance`]). `countdown` and
+    /// `step` are only meaningful after [`Pulse::settle`] (or through [`Pulse::settled`]).
+    pending: u64,
 }
 
 impl Pulse {
@@ -167,6 +170,7 @@ impl Pulse {
             countdown: 0,
             step_cycles: 4,
             step: 0,
+            pending: 0,
         }
     }
 
@@ -180,6 +184,8 @@ impl Pulse {
     }
 
     fn set_freq(&mut self, freq: u16) {
+        // The cycles run so far ran at the old period.
+        self.settle();
         self.freq = freq;
         self.step_cycles = 4 * (0x800 - freq as i64);
     }
@@ -213,6 +219,8 @@ impl Pulse {
     }
 
     pub fn trigger(&mut self) {
+        // The step position survives a trigger: bring it up to date first.
+        self.settle();
         self.on = !self.env.dac_off();
         if self.length.remaining == 0 {
             self.length.remaining = 64;
@@ -221,18 +229,43 @@ impl Pulse {
         self.env.restart();
     }
 
-    /// Run the duty timer for `cycles` T-cycles.
+    /// Run the duty timer for `cycles` T-cycles, lazily: the cycles are only added up here
+    /// and run by [`Pulse::settle`] when the timer's state is needed (a sample, a trigger,
+    /// a period change, a save). That is exact: the timer counts down and reloads with the
+    /// period, so running a then b cycles ends in the same countdown and step as running
+    /// a + b at once, provided the period does not change in between — and every period
+    /// change settles first. With sampling off this saves a catch-up per CPU slice.
     #[inline]
     pub fn advance(&mut self, cycles: u64) {
-        self.countdown -= cycles as i64;
-        if self.countdown <= 0 {
-            let edges = firings(self.countdown, self.step_cycles);
-            self.countdown += edges * self.step_cycles;
-            self.step = ((self.step as i64 + edges) & 7) as u8;
+        self.pending += cycles;
+    }
+
+    /// `countdown` and `step` with the pending cycles run.
+    pub fn settled(&self) -> (i64, u8) {
+        let mut countdown = self.countdown;
+        let mut step = self.step;
+        if self.pending != 0 {
+            countdown -= self.pending as i64;
+            if countdown <= 0 {
+                let edges = firings(countdown, self.step_cycles);
+                countdown += edges * self.step_cycles;
+                step = ((step as i64 + edges) & 7) as u8;
+            }
+        }
+        (countdown, step)
+    }
+
+    /// Run the pending cycles (see [`Pulse::advance`]).
+    #[inline]
+    pub fn settle(&mut self) {
+        if self.pending != 0 {
+            (self.countdown, self.step) = self.settled();
+            self.pending = 0;
         }
     }
 
-    pub fn sample(&self) -> i64 {
+    pub fn sample(&mut self) -> i64 {
+        self.settle();
         if self.on && DUTY_BITS[self.duty as usize] >> self.step & 1 != 0 {
             self.env.volume
         } else {
@@ -248,8 +281,9 @@ impl Pulse {
         w.i64(self.step_cycles);
         self.length.save(w);
         w.bool(self.on);
-        w.i64(self.countdown);
-        w.u8(self.step);
+        let (countdown, step) = self.settled();
+        w.i64(countdown);
+        w.u8(step);
     }
 
     pub fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
@@ -263,6 +297,7 @@ impl Pulse {
         self.on = r.bool()?;
         self.countdown = r.i64()?;
         self.step = r.u8()? & 7;
+        self.pending = 0;
         Ok(())
     }
 }
@@ -661,6 +696,8 @@ pub(super) struct Noise {
     pub countdown: i64,
     pub step_cycles: i64,
     pub lfsr: u16,
+    /// T-cycles the LFSR's clock still has to run (lazy, as for [`Pulse::advance`]).
+    pending: u64,
 }
 
 impl Noise {
@@ -679,6 +716,7 @@ impl Noise {
             countdown: 0,
             step_cycles: 8,
             lfsr: 1,
+            pending: 0,
         }
     }
 
@@ -696,6 +734,8 @@ impl Noise {
     }
 
     fn set_nr43(&mut self, v: u8) {
+        // The cycles run so far ran with the old period and width.
+        self.settle();
         self.clock_shift = v >> 4;
         self.short_mode = v & 0x08 != 0;
         self.divisor = v & 7;
@@ -725,6 +765,8 @@ impl Noise {
     }
 
     pub fn trigger(&mut self) {
+        // Everything the pending cycles would change is reset here; drop them.
+        self.pending = 0;
         self.on = !self.env.dac_off();
         if self.length.remaining == 0 {
             self.length.remaining = 64;
@@ -734,18 +776,39 @@ impl Noise {
         self.lfsr = 0x7FFF;
     }
 
-    /// Run the LFSR's clock for `cycles` T-cycles: one shift per `step_cycles`.
+    /// Run the LFSR's clock for `cycles` T-cycles (one shift per `step_cycles`), lazily:
+    /// exact for the same reason as [`Pulse::advance`]; period and width changes settle first.
     #[inline]
     pub fn advance(&mut self, cycles: u64) {
-        self.countdown -= cycles as i64;
-        if self.countdown <= 0 {
-            let shifts = firings(self.countdown, self.step_cycles);
-            self.countdown += shifts * self.step_cycles;
-            self.lfsr = lfsr_shift(self.lfsr, self.short_mode, shifts as u64);
+        self.pending += cycles;
+    }
+
+    /// `countdown` and `lfsr` with the pending cycles run.
+    pub fn settled(&self) -> (i64, u16) {
+        let mut countdown = self.countdown;
+        let mut lfsr = self.lfsr;
+        if self.pending != 0 {
+            countdown -= self.pending as i64;
+            if countdown <= 0 {
+                let shifts = firings(countdown, self.step_cycles);
+                countdown += shifts * self.step_cycles;
+                lfsr = lfsr_shift(lfsr, self.short_mode, shifts as u64);
+            }
+        }
+        (countdown, lfsr)
+    }
+
+    /// Run the pending cycles (see [`Noise::advance`]).
+    #[inline]
+    pub fn settle(&mut self) {
+        if self.pending != 0 {
+            (self.countdown, self.lfsr) = self.settled();
+            self.pending = 0;
         }
     }
 
-    pub fn sample(&self) -> i64 {
+    pub fn sample(&mut self) -> i64 {
+        self.settle();
         if self.on && self.lfsr & 1 == 0 {
             self.env.volume
         } else {
@@ -759,8 +822,9 @@ impl Noise {
         w.u8(self.nr43());
         self.length.save(w);
         w.bool(self.on);
-        w.i64(self.countdown);
-        w.u16(self.lfsr);
+        let (countdown, lfsr) = self.settled();
+        w.i64(countdown);
+        w.u16(lfsr);
     }
 
     pub fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
@@ -772,6 +836,7 @@ impl Noise {
         self.on = r.bool()?;
         self.countdown = r.i64()?;
         self.lfsr = r.u16()? & 0x7FFF;
+        self.pending = 0;
         Ok(())
     }
 }
@@ -814,6 +879,7 @@ mod tests {
             let mut b = a.clone();
             for chunk in [1u64, 7, 8, 9, 100, 1000, 8192, 3, 70224] {
                 a.advance(chunk);
+                a.settle();
                 for _ in 0..chunk {
                     b.countdown -= 1;
                     if b.countdown <= 0 {
