@@ -418,6 +418,14 @@ impl Bus for SystemBus {
     fn read(&mut self, addr: u16) -> u8 {
         self.m_cycles += 1;
         let (now, offset) = self.next_stamp();
+        // Work RAM (C000-DFFF) and HRAM are plain memory with no side effects (not even
+        // for OAM DMA): read them inline instead of through the whole memory map.
+        if addr.wrapping_sub(0xC000) < 0x2000 {
+            return self.wram[(addr & 0x1FFF) as usize];
+        }
+        if addr.wrapping_sub(0xFF80) < 0x7F {
+            return self.hram[(addr - 0xFF80) as usize];
+        }
         self.read_at(addr, now, offset)
     }
 
@@ -425,6 +433,15 @@ impl Bus for SystemBus {
     fn write(&mut self, addr: u16, value: u8) {
         self.m_cycles += 1;
         let (now, offset) = self.next_stamp();
+        // As in `read`: plain memory, nothing to notify, no slice to end.
+        if addr.wrapping_sub(0xC000) < 0x2000 {
+            self.wram[(addr & 0x1FFF) as usize] = value;
+            return;
+        }
+        if addr.wrapping_sub(0xFF80) < 0x7F {
+            self.hram[(addr - 0xFF80) as usize] = value;
+            return;
+        }
         self.write_at(addr, value, now, offset)
     }
 
