@@ -159,6 +159,18 @@ def test_state_of_another_rom_is_refused():
         b.load_state(a.save_state())
 
 
+def test_banked_reads():
+    gb = emurust.GameBoy(ROOT / "roms" / "mbc1.gb")
+    for bank in (1, 5, 63):
+        assert gb.read_banked(bank, 0x4000) == gb.read_rom_bank(bank, 0x4000)
+    gb.set_cartridge_ram(bytes(range(256)) * (len(gb.cartridge_ram()) // 256))
+    assert gb.read_banked(2, 0xA001) == 1
+    with pytest.raises(ValueError, match="does not exist"):
+        gb.read_banked(99, 0xA000)
+    with pytest.raises(ValueError, match="banked reads"):
+        gb.read_banked(0, 0xC000)
+
+
 def test_cartridge_ram_round_trip():
     gb = emurust.GameBoy(ROOT / "games" / "snake.gb")
     ram = gb.cartridge_ram()

@@ -21,8 +21,8 @@ def test_corpus_present():
 
 @pytest.mark.parametrize("rom", TEST_ROMS, ids=lambda p: p.stem)
 def test_test_rom_identical_to_pyboy(rom):
-    frames = 600
-    r = rollout(str(rom), frames, render_every=1)
+    frames = 10_000 if LONG else 600
+    r = rollout(str(rom), frames, render_every=1 if not LONG else 3, state_every=1 if not LONG else 20)
     assert r.divergence is None, str(r.divergence)
     assert r.frames_identical == frames
     if rom.stem != "bench":
@@ -33,7 +33,7 @@ def test_test_rom_identical_to_pyboy(rom):
 @pytest.mark.parametrize("seed", [1, 2])
 def test_game_identical_to_pyboy_with_random_buttons(rom, seed):
     frames = 10_000 if LONG else 1500
-    r = rollout(str(rom), frames, seed=seed, render_every=1 if not LONG else 3)
+    r = rollout(str(rom), frames, seed=seed, render_every=1 if not LONG else 3, state_every=1 if not LONG else 20)
     assert r.divergence is None, str(r.divergence)
     assert r.frames_identical == frames
 

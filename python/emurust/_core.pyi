@@ -40,6 +40,8 @@ class GameBoy:
     def write(self, addr: int, value: int) -> None:
         """Write as the CPU would (MBC registers and I/O react)."""
     def read_rom_bank(self, bank: int, addr: int) -> int: ...
+    def read_banked(self, bank: int, addr: int) -> int:
+        """As PyBoy's ``memory[bank, addr]``: ROM banks at 0x0000-0x7FFF, cartridge RAM banks at 0xA000-0xBFFF."""
     def serial_output(self) -> bytes:
         """Every byte written to the serial data register SB so far."""
     def clear_serial_output(self) -> None: ...

@@ -45,10 +45,13 @@ const SAMPLES_PER_FRAME: usize = ((SAMPLE_RATE * FRAME_CYCLES).div_ceil(CLOCK_HZ
 /// Length of the stereo sample buffer in bytes (one spare sample pair, as in PyBoy).
 pub const SAMPLE_BUFFER_LEN: usize = (SAMPLES_PER_FRAME + 1) * 2;
 
-/// Round a (non-negative) target time up to a whole cycle.
+/// Round a (non-negative, finite) target time up to a whole cycle: `t.ceil() as u64`
+/// (saturating), without the libm call `f64::ceil` is on baseline x86-64. The cast
+/// truncates, which for t >= 0 is the floor; add one when that lost a fraction.
 #[inline]
 fn ceil_cycles(t: f64) -> u64 {
-    t.ceil() as u64
+    let floor = t as u64;
+    floor.saturating_add(((floor as f64) < t) as u64)
 }
 
 /// What the next frame-sequencer event does to the step counter, after NR52 powered the APU
@@ -70,6 +73,12 @@ pub struct Apu {
     next_sample: f64,
     /// Absolute time of the next frame-sequencer event.
     next_seq: f64,
+    /// `ceil(next_sample)` and `ceil(next_seq)`, kept in step with them by
+    /// [`Apu::refresh_targets`]: the catch-up loop compares whole cycles, and `f64::ceil` is a
+    /// libm call on baseline x86-64. For a whole cycle count `c`, `c as f64 >= t` exactly when
+    /// `c >= ceil(t)`, so the integer comparisons decide exactly as the `f64` ones would.
+    sample_at: u64,
+    seq_at: u64,
     /// Scheduling hint (see module docs).
     hint: u64,
     sampling: bool,
@@ -111,6 +120,8 @@ impl Apu {
             caught_up_to: 0,
             next_sample,
             next_seq,
+            sample_at: ceil_cycles(next_sample),
+            seq_at: ceil_cycles(next_seq),
             hint: ceil_cycles(next_sample.min(next_seq)),
             sampling: true,
             powered: false,
@@ -166,9 +177,9 @@ impl Apu {
         while left > 0 {
             let mut chunk = left;
             if self.sampling {
-                chunk = chunk.min(ceil_cycles(self.next_sample).wrapping_sub(self.clock));
+                chunk = chunk.min(self.sample_at.wrapping_sub(self.clock));
             }
-            chunk = chunk.min(ceil_cycles(self.next_seq).wrapping_sub(self.clock));
+            chunk = chunk.min(self.seq_at.wrapping_sub(self.clock));
             if chunk == 0 {
                 // A target that is due but not yet handled; handle it, advance nothing.
                 // (Unreachable with the targets the APU sets; guarded against a hang.)
@@ -186,28 +197,63 @@ impl Apu {
             }
             self.clock += chunk;
             left -= chunk;
-            self.run_due_events();
+            // run_due_events, split: the rare sequencer event out of line, the sample
+            // targets (passed every ~87 cycles, sampled or not) inline.
+            if self.clock >= self.seq_at {
+                self.run_seq_events();
+            }
+            while self.clock >= self.sample_at {
+                self.sample_event();
+            }
         }
-        self.hint = ceil_cycles(self.next_sample.min(self.next_seq));
+        // ceil is monotonic: ceil(min(a, b)) == min(ceil(a), ceil(b)).
+        self.hint = self.sample_at.min(self.seq_at);
+    }
+
+    /// Recompute the whole-cycle targets after `next_sample` or `next_seq` changed.
+    #[inline]
+    fn refresh_targets(&mut self) {
+        self.sample_at = ceil_cycles(self.next_sample);
+        self.seq_at = ceil_cycles(self.next_seq);
+    }
+
+    #[inline]
+    fn set_next_seq(&mut self, t: f64) {
+        self.next_seq = t;
+        self.seq_at = ceil_cycles(t);
     }
 
     /// Frame-sequencer events first, then samples, for everything due at `clock`.
     fn run_due_events(&mut self) -> bool {
-        let mut any = false;
-        let t = self.clock as f64;
-        while t >= self.next_seq {
-            self.frame_sequencer_event();
-            self.next_seq += SEQ_PERIOD as f64;
-            any = true;
-        }
-        while t >= self.next_sample {
-            if self.sampling {
-                self.take_sample();
-            }
-            self.next_sample += CLOCK_HZ as f64 / SAMPLE_RATE as f64;
+        // `clock >= *_at` is `clock as f64 >= next_*` (see `sample_at`).
+        let mut any = self.run_seq_events();
+        while self.clock >= self.sample_at {
+            self.sample_event();
             any = true;
         }
         any
+    }
+
+    /// The frame-sequencer events due at `clock`; true if there were any.
+    #[inline(never)]
+    fn run_seq_events(&mut self) -> bool {
+        let mut any = false;
+        while self.clock >= self.seq_at {
+            self.frame_sequencer_event();
+            self.set_next_seq(self.next_seq + SEQ_PERIOD as f64);
+            any = true;
+        }
+        any
+    }
+
+    /// The sample target at or before `clock`: take it (if sampling) and set the next one.
+    #[inline]
+    fn sample_event(&mut self) {
+        if self.sampling {
+            self.take_sample();
+        }
+        self.next_sample += CLOCK_HZ as f64 / SAMPLE_RATE as f64;
+        self.sample_at = ceil_cycles(self.next_sample);
     }
 
     /// One DIV-APU event (512 Hz): lengths on odd steps, sweep on steps 3 and 7 (mod 8),
@@ -338,7 +384,7 @@ impl Apu {
             // Re-align the frame sequencer with DIV's next falling APU-bit edge.
             self.seq_step = 1;
             let to_edge = 0x2000 - (div_counter & 0x1FFF) as u64;
-            self.next_seq = (self.clock + to_edge) as f64;
+            self.set_next_seq((self.clock + to_edge) as f64);
         }
     }
 
@@ -362,7 +408,7 @@ impl Apu {
                 } else if !self.powered {
                     self.powered = true;
                     self.seq_step = 0;
-                    self.next_seq = (self.clock + SEQ_PERIOD) as f64;
+                    self.set_next_seq((self.clock + SEQ_PERIOD) as f64);
                 }
             }
             0xFF30..=0xFF3F => self.ch3.ram_write((addr - 0xFF30) as usize, value),
@@ -452,7 +498,7 @@ impl Apu {
             self.last_div_edge_clock = self.clock;
             self.frame_sequencer_event();
         }
-        self.next_seq = (self.clock + SEQ_PERIOD) as f64;
+        self.set_next_seq((self.clock + SEQ_PERIOD) as f64);
     }
 
     pub fn save_state(&self, w: &mut StateWriter) {
@@ -490,6 +536,7 @@ impl Apu {
                 return Err(CoreError::State(format!("APU: bad target time {t}")));
             }
         }
+        a.refresh_targets();
         a.hint = r.u64()?;
         a.sampling = r.bool()?;
         a.powered = r.bool()?;

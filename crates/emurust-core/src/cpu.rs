@@ -29,6 +29,10 @@ pub trait Bus {
     /// 0x000-0x0FF base opcodes, 0x100-0x1FF CB-prefixed ones.
     #[inline(always)]
     fn decoded(&mut self, _opcode: u16) {}
+    /// RETI (0xD9) decoded: called right after `decoded`, before its stack reads. A hook of
+    /// its own so that `decoded` needs no test for it.
+    #[inline(always)]
+    fn reti(&mut self) {}
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -629,6 +633,7 @@ impl Cpu {
             }
             // RETI: IME on at once (no EI-style delay), and any pending EI is dropped.
             0xD9 => {
+                bus.reti();
                 let pc = self.pop_word(bus);
                 bus.idle();
                 self.r.pc = pc;

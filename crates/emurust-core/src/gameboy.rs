@@ -22,7 +22,7 @@ use crate::cpu::{Bus, Cpu, Registers, Step};
 use crate::interrupts;
 use crate::joypad::Joypad;
 use crate::lcd::Lcd;
-use crate::pyboy_timing::DATA_ACCESS;
+use crate::pyboy_timing::{Stamp, DATA_ACCESS};
 use crate::serial::Serial;
 use crate::state::{StateReader, StateWriter};
 use crate::timer::Timer;
@@ -69,9 +69,14 @@ pub struct SystemBus {
 
     // The instruction in flight.
     instr_start: u64,
+    /// PC at the instruction's start: operand fetches read PC, PC+1, ..., so the k-th fetch
+    /// is at `instr_pc + k` (no per-fetch counter needed).
+    instr_pc: u16,
     opcode: u16,
-    data_accesses: usize,
-    fetches: u64,
+    /// Stamps of the instruction's remaining data accesses: set from [`DATA_ACCESS`] when
+    /// the opcode is decoded; each access takes the first and moves the second up (the
+    /// second stamp also serves any further access).
+    stamps: [Stamp; 2],
     m_cycles: u64,
     hl_at_start: u16,
     /// Set by writes that may change what the scheduler planned; ends the slice.
@@ -98,9 +103,9 @@ impl SystemBus {
             dma: OamDma::default(),
             cycles: 0,
             instr_start: 0,
+            instr_pc: 0,
             opcode: 0,
-            data_accesses: 0,
-            fetches: 0,
+            stamps: DATA_ACCESS[0],
             m_cycles: 0,
             hl_at_start: 0,
             bail: false,
@@ -120,8 +125,8 @@ impl SystemBus {
     /// Stamp of the instruction's next data access: (cycles, LCD offset).
     #[inline]
     fn next_stamp(&mut self) -> (u64, u64) {
-        let s = DATA_ACCESS[self.opcode as usize][self.data_accesses.min(1)];
-        self.data_accesses += 1;
+        let s = self.stamps[0];
+        self.stamps[0] = self.stamps[1];
         (self.instr_start + s.cycles as u64, s.offset as u64)
     }
 
@@ -398,12 +403,12 @@ impl Bus for SystemBus {
     #[inline]
     fn fetch(&mut self, addr: u16) -> u8 {
         self.m_cycles += 1;
-        let k = self.fetches;
-        self.fetches += 1;
-        if addr < 0x8000 && !(self.boot_rom_mapped && addr <= 0xFF) {
+        // Fast path: cartridge ROM above the boot ROM's reach (one comparison).
+        if addr.wrapping_sub(0x100) < 0x8000 - 0x100 || (addr < 0x100 && !self.boot_rom_mapped) {
             self.cart.read_rom(addr)
         } else {
             // PyBoy fetches all operand bytes at the instruction's start, 4 cycles apart for the LCD.
+            let k = addr.wrapping_sub(self.instr_pc) as u64;
             let now = self.instr_start;
             self.read_at(addr, now, 4 * k)
         }
@@ -413,6 +418,14 @@ impl Bus for SystemBus {
     fn read(&mut self, addr: u16) -> u8 {
         self.m_cycles += 1;
         let (now, offset) = self.next_stamp();
+        // Work RAM (C000-DFFF) and HRAM are plain memory with no side effects (not even
+        // for OAM DMA): read them inline instead of through the whole memory map.
+        if addr.wrapping_sub(0xC000) < 0x2000 {
+            return self.wram[(addr & 0x1FFF) as usize];
+        }
+        if addr.wrapping_sub(0xFF80) < 0x7F {
+            return self.hram[(addr - 0xFF80) as usize];
+        }
         self.read_at(addr, now, offset)
     }
 
@@ -420,6 +433,15 @@ impl Bus for SystemBus {
     fn write(&mut self, addr: u16, value: u8) {
         self.m_cycles += 1;
         let (now, offset) = self.next_stamp();
+        // As in `read`: plain memory, nothing to notify, no slice to end.
+        if addr.wrapping_sub(0xC000) < 0x2000 {
+            self.wram[(addr & 0x1FFF) as usize] = value;
+            return;
+        }
+        if addr.wrapping_sub(0xFF80) < 0x7F {
+            self.hram[(addr - 0xFF80) as usize] = value;
+            return;
+        }
         self.write_at(addr, value, now, offset)
     }
 
@@ -431,10 +453,13 @@ impl Bus for SystemBus {
     #[inline]
     fn decoded(&mut self, opcode: u16) {
         self.opcode = opcode;
-        if opcode == OPCODE_RETI {
-            // RETI re-enables interrupts before popping; PyBoy ends the slice if one is waiting.
-            self.bail = self.pending_interrupts() != 0;
-        }
+        self.stamps = DATA_ACCESS[opcode as usize];
+    }
+
+    #[inline]
+    fn reti(&mut self) {
+        // RETI re-enables interrupts before popping; PyBoy ends the slice if one is waiting.
+        self.bail = self.pending_interrupts() != 0;
     }
 }
 
@@ -457,7 +482,9 @@ pub struct GameBoy {
     pub frames: u64,
     /// Addresses of the last instructions executed (a ring), for divergence reports.
     pc_trace: [u16; PC_TRACE_LEN],
-    pc_trace_next: usize,
+    /// Free-running write position (wraps at 256, a multiple of the ring's length): masked,
+    /// so the ring write needs no bounds check or modulo.
+    pc_trace_next: u8,
     /// Instructions executed since power-on (statistics; not part of save states).
     pub instructions: u64,
     /// The machine stopped mid-frame (right after the boot ROM exited); the next `run_frame`
@@ -466,6 +493,8 @@ pub struct GameBoy {
 }
 
 pub const PC_TRACE_LEN: usize = 32;
+const _: () = assert!(PC_TRACE_LEN.is_power_of_two() && PC_TRACE_LEN <= 256);
+const PC_TRACE_MASK: u8 = (PC_TRACE_LEN - 1) as u8;
 
 impl GameBoy {
     /// Power on with `boot_rom` (256 bytes, mapped at 0000-00FF until FF50 is written), or
@@ -648,18 +677,18 @@ impl GameBoy {
     pub fn pc_trace(&self) -> Vec<u16> {
         let n = PC_TRACE_LEN;
         (0..n)
-            .map(|i| self.pc_trace[(self.pc_trace_next + i) % n])
+            .map(|i| self.pc_trace[(self.pc_trace_next as usize + i) % n])
             .collect()
     }
 
     fn execute_instruction(&mut self) {
         self.instructions += 1;
-        self.pc_trace[self.pc_trace_next] = self.cpu.r.pc;
-        self.pc_trace_next = (self.pc_trace_next + 1) % PC_TRACE_LEN;
+        let pc = self.cpu.r.pc;
+        self.pc_trace[(self.pc_trace_next & PC_TRACE_MASK) as usize] = pc;
+        self.pc_trace_next = self.pc_trace_next.wrapping_add(1);
         let bus = &mut self.bus;
         bus.instr_start = bus.cycles;
-        bus.data_accesses = 0;
-        bus.fetches = 0;
+        bus.instr_pc = pc;
         bus.m_cycles = 0;
         bus.hl_at_start = u16::from_be_bytes([self.cpu.r.h, self.cpu.r.l]);
         let ei_delay_before = self.cpu.ei_delay;

@@ -109,9 +109,10 @@ impl Timer {
         }
         if self.reload == Reload::Idle {
             // Count the falling edges arithmetically when TIMA cannot overflow meanwhile.
-            let period = 2 * self.edge_bit() as u64;
+            // The period (twice the watched bit) is a power of two: shift, don't divide.
+            let shift = (2 * self.edge_bit() as u64).trailing_zeros();
             let start = self.counter as u64;
-            let edges = (start + elapsed) / period - start / period;
+            let edges = ((start + elapsed) >> shift) - (start >> shift);
             if self.tima as u64 + edges <= 0xFF {
                 self.tima += edges as u8;
                 self.counter = (start + elapsed) as u16;

@@ -238,6 +238,26 @@ impl PyGameBoy {
         })
     }
 
+    /// Read one byte of a given bank, as PyBoy's `memory[bank, addr]`: ROM banks at 0x0000-0x7FFF
+    /// (the offset within the bank is addr & 0x3FFF) and cartridge RAM banks at 0xA000-0xBFFF.
+    fn read_banked(&self, bank: usize, addr: u16) -> PyResult<u8> {
+        match addr {
+            0x0000..=0x7FFF => self.read_rom_bank(bank, addr),
+            0xA000..=0xBFFF => {
+                let ram = self.gb.bus.cart.ram();
+                ram.get(bank * 0x2000 + (addr as usize - 0xA000)).copied().ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "cartridge RAM bank {bank} does not exist (this cartridge has {} banks)",
+                        ram.len() / 0x2000
+                    ))
+                })
+            }
+            _ => Err(PyValueError::new_err(format!(
+                "banked reads cover ROM (0x0000-0x7FFF) and cartridge RAM (0xA000-0xBFFF), not {addr:#06x}"
+            ))),
+        }
+    }
+
     /// Bytes written to the serial port so far (test ROMs report here).
     fn serial_output<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, self.gb.bus.serial.sent())

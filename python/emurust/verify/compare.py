@@ -90,21 +90,25 @@ def make_pyboy(rom_path: str):
     return _pyboy.PyBoy(rom_path, window="null")
 
 
-def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0) -> Snapshot:
+def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0, with_state: bool = True) -> Snapshot:
+    """PyBoy's observable state. `with_state` also takes its save state (about 15 ms) for the
+    cycle counter and STAT; without it those two are left out of the comparison."""
     rf = pb.register_file
     regs = {"a": rf.A, "f": rf.F, "b": rf.B, "c": rf.C, "d": rf.D, "e": rf.E, "hl": rf.HL, "sp": rf.SP, "pc": rf.PC}
-    buf = io.BytesIO()
-    pb.save_state(buf)
-    state = buf.getvalue()
+    state = None
+    if with_state:
+        buf = io.BytesIO()
+        pb.save_state(buf)
+        state = buf.getvalue()
     regions = {}
     for name, (lo, hi) in REGIONS.items():
         data = bytearray(pb.memory[lo:hi]) if hi - lo > 1 else bytearray([pb.memory[lo]])
         if name == "IO":
             for addr in _PYBOY_STATE_IO:
                 if lo <= addr < hi:
-                    data[addr - lo] = state[_PYBOY_STAT_OFFSET]
+                    data[addr - lo] = state[_PYBOY_STAT_OFFSET] if state else 0
         regions[name] = bytes(data)
-    cycles = struct.unpack_from("<Q", state, _PYBOY_CYCLES_OFFSET)[0]
+    cycles = struct.unpack_from("<Q", state, _PYBOY_CYCLES_OFFSET)[0] if state else None
     return Snapshot(
         regs,
         regions,
@@ -124,16 +128,25 @@ def _pyboy_cart_ram(pb, banks: int) -> bytes:
     return bytes(out)
 
 
-def snapshot_emurust(gb, screen: bool) -> Snapshot:
+def snapshot_emurust(gb, screen: bool, with_state: bool = True) -> Snapshot:
+    """emurust's observable state; without `with_state`, STAT and the cycle counter are left
+    out exactly as :func:`snapshot_pyboy` leaves them out."""
     r = gb.registers()
     regs = {k: r[k] for k in REGISTERS}
     regions = {name: gb.read(lo, hi - lo) for name, (lo, hi) in REGIONS.items()}
+    if not with_state:
+        for addr in _PYBOY_STATE_IO:
+            for name, (lo, hi) in REGIONS.items():
+                if lo <= addr < hi:
+                    data = bytearray(regions[name])
+                    data[addr - lo] = 0
+                    regions[name] = bytes(data)
     return Snapshot(
         regs,
         regions,
         cart_ram=bytes(gb.cartridge_ram()),
         screen=gb.screen_rgba() if screen else None,
-        cycles=gb.cycles,
+        cycles=gb.cycles if with_state else None,
         sound=gb.sound_samples(),
     )
 

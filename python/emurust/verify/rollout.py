@@ -86,6 +86,7 @@ def rollout(
     before_frame: Optional[Callable[[object, int], None]] = None,
     boot_rom: bool = True,
     tick_pattern_seed: Optional[int] = None,
+    state_every: int = 1,
     start_state=None,
 ) -> RolloutResult:
     """Run `frames` frames on both emulators; compare after every `compare_every` frames.
@@ -152,10 +153,11 @@ def rollout(
             frame += n
             serial_pb += pb._serial().encode("latin-1")
             if pattern is not None or frame % compare_every == 0 or frame == frames:
+                with_state = state_every <= 1 or frame % state_every == 0 or frame == frames
                 d = first_divergence(
                     frame,
-                    snapshot_emurust(gb, render),
-                    snapshot_pyboy(pb, render, len(gb.cartridge_ram()) // 0x2000),
+                    snapshot_emurust(gb, render, with_state),
+                    snapshot_pyboy(pb, render, len(gb.cartridge_ram()) // 0x2000, with_state),
                     skip=skip,
                 )
                 if d is None and bytes(gb.serial_output()) != bytes(serial_pb):

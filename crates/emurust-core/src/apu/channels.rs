@@ -8,6 +8,19 @@
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
 
+/// How many times a timer with `countdown <= 0` (after subtracting the elapsed cycles) has
+/// fired, each firing adding `period` (> 0), until the countdown is positive again. With
+/// sampling on the APU catches up every ~87 cycles, so this is usually a single firing:
+/// skip the division then.
+#[inline(always)]
+fn firings(countdown: i64, period: i64) -> i64 {
+    if countdown > -period {
+        1
+    } else {
+        (-countdown) / period + 1
+    }
+}
+
 /// A channel's timer period from a save state (must be positive: the timers divide by it).
 fn load_period(r: &mut StateReader) -> Result<i64, CoreError> {
     let p = r.i64()?;
@@ -137,6 +150,9 @@ pub(super) struct Pulse {
     /// T-cycles per duty step: 4 * (2048 - freq), but 4 at power-on (as in PyBoy).
     pub step_cycles: i64,
     pub step: u8,
+    /// T-cycles the duty timer still has to run (see [`Pulse::advance`]). `countdown` and
+    /// `step` are only meaningful after [`Pulse::settle`] (or through [`Pulse::settled`]).
+    pending: u64,
 }
 
 impl Pulse {
@@ -154,6 +170,7 @@ impl Pulse {
             countdown: 0,
             step_cycles: 4,
             step: 0,
+            pending: 0,
         }
     }
 
@@ -167,6 +184,8 @@ impl Pulse {
     }
 
     fn set_freq(&mut self, freq: u16) {
+        // The cycles run so far ran at the old period.
+        self.settle();
         self.freq = freq;
         self.step_cycles = 4 * (0x800 - freq as i64);
     }
@@ -200,6 +219,8 @@ impl Pulse {
     }
 
     pub fn trigger(&mut self) {
+        // The step position survives a trigger: bring it up to date first.
+        self.settle();
         self.on = !self.env.dac_off();
         if self.length.remaining == 0 {
             self.length.remaining = 64;
@@ -208,18 +229,43 @@ impl Pulse {
         self.env.restart();
     }
 
-    /// Run the duty timer for `cycles` T-cycles.
+    /// Run the duty timer for `cycles` T-cycles, lazily: the cycles are only added up here
+    /// and run by [`Pulse::settle`] when the timer's state is needed (a sample, a trigger,
+    /// a period change, a save). That is exact: the timer counts down and reloads with the
+    /// period, so running a then b cycles ends in the same countdown and step as running
+    /// a + b at once, provided the period does not change in between — and every period
+    /// change settles first. With sampling off this saves a catch-up per CPU slice.
     #[inline]
     pub fn advance(&mut self, cycles: u64) {
-        self.countdown -= cycles as i64;
-        if self.countdown <= 0 {
-            let edges = (-self.countdown) / self.step_cycles + 1;
-            self.countdown += edges * self.step_cycles;
-            self.step = ((self.step as i64 + edges) & 7) as u8;
+        self.pending += cycles;
+    }
+
+    /// `countdown` and `step` with the pending cycles run.
+    pub fn settled(&self) -> (i64, u8) {
+        let mut countdown = self.countdown;
+        let mut step = self.step;
+        if self.pending != 0 {
+            countdown -= self.pending as i64;
+            if countdown <= 0 {
+                let edges = firings(countdown, self.step_cycles);
+                countdown += edges * self.step_cycles;
+                step = ((step as i64 + edges) & 7) as u8;
+            }
+        }
+        (countdown, step)
+    }
+
+    /// Run the pending cycles (see [`Pulse::advance`]).
+    #[inline]
+    pub fn settle(&mut self) {
+        if self.pending != 0 {
+            (self.countdown, self.step) = self.settled();
+            self.pending = 0;
         }
     }
 
-    pub fn sample(&self) -> i64 {
+    pub fn sample(&mut self) -> i64 {
+        self.settle();
         if self.on && DUTY_BITS[self.duty as usize] >> self.step & 1 != 0 {
             self.env.volume
         } else {
@@ -235,8 +281,9 @@ impl Pulse {
         w.i64(self.step_cycles);
         self.length.save(w);
         w.bool(self.on);
-        w.i64(self.countdown);
-        w.u8(self.step);
+        let (countdown, step) = self.settled();
+        w.i64(countdown);
+        w.u8(step);
     }
 
     pub fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
@@ -250,6 +297,7 @@ impl Pulse {
         self.on = r.bool()?;
         self.countdown = r.i64()?;
         self.step = r.u8()? & 7;
+        self.pending = 0;
         Ok(())
     }
 }
@@ -511,7 +559,7 @@ impl Wave {
         }
         self.countdown -= cycles as i64;
         if self.countdown <= 0 {
-            let edges = (-self.countdown) / self.step_cycles + 1;
+            let edges = firings(self.countdown, self.step_cycles);
             self.countdown += edges * self.step_cycles;
             self.pos = ((self.pos as i64 + edges) & 31) as u8;
             // A fetch happened in this stretch; the CPU sees it only if it was at most one
@@ -585,6 +633,53 @@ impl Wave {
     }
 }
 
+/// One shift of the 15-bit noise LFSR (Pan Docs "Noise channel"), in the representation
+/// PyBoy keeps: bit 0 XOR bit 1 is fed back into bit 14, and also into bit 6 in 7-bit
+/// (`short`) mode.
+/// The reference for [`lfsr_shift`].
+#[cfg(test)]
+fn lfsr_shift_once(lfsr: u16, short: bool) -> u16 {
+    let feedback = (lfsr ^ (lfsr >> 1)) & 1;
+    let mask = if short { 0x4040 } else { 0x4000 };
+    let shifted = lfsr >> 1;
+    if feedback != 0 {
+        shifted | mask
+    } else {
+        shifted & !mask
+    }
+}
+
+/// `n` shifts of the noise LFSR, several at a time (the channel shifts every 8 cycles at its
+/// fastest, so a catch-up of a frame is ~8800 shifts). `lfsr` must fit in 15 bits.
+///
+/// Long mode: bit stream s_0..s_14 is the register, and shift i appends s_(15+i) =
+/// s_i ^ s_(i+1) at bit 14. For i <= 13 that only involves original bits, so up to 14 shifts
+/// are `lfsr >> k` with the k feedback bits `(lfsr ^ lfsr >> 1) & (2^k - 1)` on top.
+/// Short mode: bits 0-6 are a 7-bit LFSR of their own (bit 6 is overwritten by the feedback
+/// after each shift), so up to 6 shifts can be done at once there; bits 7-14 are a delay
+/// line fed with the same feedback bits at bit 14 (what shifts down out of bit 7 is lost).
+#[inline]
+fn lfsr_shift(mut lfsr: u16, short: bool, mut n: u64) -> u16 {
+    if short {
+        while n > 0 {
+            let k = n.min(6) as u32;
+            let feedback = (lfsr ^ (lfsr >> 1)) & ((1 << k) - 1);
+            let low = ((lfsr & 0x7F) >> k) | (feedback << (7 - k));
+            let high = ((lfsr >> k) & 0x7F80) | (feedback << (15 - k));
+            lfsr = high | low;
+            n -= k as u64;
+        }
+    } else {
+        while n > 0 {
+            let k = n.min(14) as u32;
+            let feedback = (lfsr ^ (lfsr >> 1)) & ((1 << k) - 1);
+            lfsr = (lfsr >> k) | (feedback << (15 - k));
+            n -= k as u64;
+        }
+    }
+    lfsr
+}
+
 /// Base divisors of the noise channel's clock (NR43 bits 0-2), in T-cycles.
 const NOISE_DIVISORS: [i64; 8] = [8, 16, 32, 48, 64, 80, 96, 112];
 
@@ -601,6 +696,8 @@ pub(super) struct Noise {
     pub countdown: i64,
     pub step_cycles: i64,
     pub lfsr: u16,
+    /// T-cycles the LFSR's clock still has to run (lazy, as for [`Pulse::advance`]).
+    pending: u64,
 }
 
 impl Noise {
@@ -619,6 +716,7 @@ impl Noise {
             countdown: 0,
             step_cycles: 8,
             lfsr: 1,
+            pending: 0,
         }
     }
 
@@ -636,6 +734,8 @@ impl Noise {
     }
 
     fn set_nr43(&mut self, v: u8) {
+        // The cycles run so far ran with the old period and width.
+        self.settle();
         self.clock_shift = v >> 4;
         self.short_mode = v & 0x08 != 0;
         self.divisor = v & 7;
@@ -665,6 +765,8 @@ impl Noise {
     }
 
     pub fn trigger(&mut self) {
+        // Everything the pending cycles would change is reset here; drop them.
+        self.pending = 0;
         self.on = !self.env.dac_off();
         if self.length.remaining == 0 {
             self.length.remaining = 64;
@@ -674,23 +776,39 @@ impl Noise {
         self.lfsr = 0x7FFF;
     }
 
+    /// Run the LFSR's clock for `cycles` T-cycles (one shift per `step_cycles`), lazily:
+    /// exact for the same reason as [`Pulse::advance`]; period and width changes settle first.
     #[inline]
     pub fn advance(&mut self, cycles: u64) {
-        self.countdown -= cycles as i64;
-        while self.countdown <= 0 {
-            self.countdown += self.step_cycles;
-            let feedback = (self.lfsr ^ (self.lfsr >> 1)) & 1;
-            let mask = if self.short_mode { 0x4040 } else { 0x4000 };
-            self.lfsr >>= 1;
-            if feedback != 0 {
-                self.lfsr |= mask;
-            } else {
-                self.lfsr &= !mask;
+        self.pending += cycles;
+    }
+
+    /// `countdown` and `lfsr` with the pending cycles run.
+    pub fn settled(&self) -> (i64, u16) {
+        let mut countdown = self.countdown;
+        let mut lfsr = self.lfsr;
+        if self.pending != 0 {
+            countdown -= self.pending as i64;
+            if countdown <= 0 {
+                let shifts = firings(countdown, self.step_cycles);
+                countdown += shifts * self.step_cycles;
+                lfsr = lfsr_shift(lfsr, self.short_mode, shifts as u64);
             }
+        }
+        (countdown, lfsr)
+    }
+
+    /// Run the pending cycles (see [`Noise::advance`]).
+    #[inline]
+    pub fn settle(&mut self) {
+        if self.pending != 0 {
+            (self.countdown, self.lfsr) = self.settled();
+            self.pending = 0;
         }
     }
 
-    pub fn sample(&self) -> i64 {
+    pub fn sample(&mut self) -> i64 {
+        self.settle();
         if self.on && self.lfsr & 1 == 0 {
             self.env.volume
         } else {
@@ -704,8 +822,9 @@ impl Noise {
         w.u8(self.nr43());
         self.length.save(w);
         w.bool(self.on);
-        w.i64(self.countdown);
-        w.u16(self.lfsr);
+        let (countdown, lfsr) = self.settled();
+        w.i64(countdown);
+        w.u16(lfsr);
     }
 
     pub fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
@@ -717,6 +836,63 @@ impl Noise {
         self.on = r.bool()?;
         self.countdown = r.i64()?;
         self.lfsr = r.u16()? & 0x7FFF;
+        self.pending = 0;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bulk_lfsr_shifts_match_single_shifts() {
+        let mut seed: u32 = 12345;
+        for short in [false, true] {
+            for start in 0..0x8000u16 {
+                // A pseudo-random shift count per start value, small and large.
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                let n = if start % 7 == 0 {
+                    (seed >> 8) % 3000
+                } else {
+                    (seed >> 8) % 40
+                };
+                let mut reference = start;
+                for _ in 0..n {
+                    reference = lfsr_shift_once(reference, short);
+                }
+                assert_eq!(
+                    lfsr_shift(start, short, n as u64),
+                    reference,
+                    "start {start:#06x}, {n} shifts, short {short}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn noise_advance_matches_one_cycle_at_a_time() {
+        for nr43 in [0x00u8, 0x08, 0x11, 0x1F, 0x3A, 0x57] {
+            let mut a = Noise::new();
+            a.set_nr43(nr43);
+            a.trigger();
+            let mut b = a.clone();
+            for chunk in [1u64, 7, 8, 9, 100, 1000, 8192, 3, 70224] {
+                a.advance(chunk);
+                a.settle();
+                for _ in 0..chunk {
+                    b.countdown -= 1;
+                    if b.countdown <= 0 {
+                        b.countdown += b.step_cycles;
+                        b.lfsr = lfsr_shift_once(b.lfsr, b.short_mode);
+                    }
+                }
+                assert_eq!(
+                    (a.lfsr, a.countdown),
+                    (b.lfsr, b.countdown),
+                    "nr43 {nr43:#x}"
+                );
+            }
+        }
     }
 }

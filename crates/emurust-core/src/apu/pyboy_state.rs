@@ -92,10 +92,11 @@ fn save_pulse(w: &mut StateWriter, p: &Pulse, on_bit: u8) {
     w.bool(p.length.enabled);
     w.u8(if p.on { on_bit } else { 0 });
     w.i64(p.length.remaining);
+    let (countdown, step) = p.settled();
     w.i64(p.env.countdown);
-    w.i64(p.countdown);
+    w.i64(countdown);
     w.i64(p.step_cycles);
-    w.i64(p.step as i64);
+    w.i64(step as i64);
     w.i64(p.env.volume);
     w.u8(0); // sample suppressed (CGB)
     w.u8(0); // pending duty (CGB)
@@ -241,10 +242,11 @@ fn save_noise(w: &mut StateWriter, c: &Noise) {
     w.bool(c.length.enabled);
     w.bool(c.on);
     w.i64(c.length.remaining);
-    w.i64(c.countdown);
+    let (countdown, lfsr) = c.settled();
+    w.i64(countdown);
     w.i64(c.env.countdown);
     w.i64(c.step_cycles);
-    w.i64(c.lfsr as i64);
+    w.i64(lfsr as i64);
     w.i64(if c.short_mode { 0x4040 } else { 0x4000 });
     w.i64(c.env.volume);
     // The Game Boy Color's divider counter: counter, countdown, alignment, running.
@@ -352,6 +354,7 @@ impl Apu {
                 return Err(err(format!("bad target time {t}")));
             }
         }
+        a.refresh_targets();
         a.hint = r.u64()?;
         if a.hint > i64::MAX as u64 {
             return Err(err("negative interrupt distance".into()));

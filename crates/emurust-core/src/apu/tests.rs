@@ -505,3 +505,27 @@ fn power_off_keeps_length_timers() {
     assert_eq!(nr52(&mut a, 8191), 0xF8);
     assert_eq!(nr52(&mut a, 8192), 0xF0);
 }
+
+#[test]
+fn ceil_cycles_matches_f64_ceil() {
+    let mut t = 0.0f64;
+    // The accumulated sample targets of many frames, and a spread of awkward values.
+    for _ in 0..2_000_000 {
+        assert_eq!(ceil_cycles(t), t.ceil() as u64, "{t}");
+        t += CLOCK_HZ as f64 / SAMPLE_RATE as f64;
+    }
+    for t in [
+        0.0,
+        0.5,
+        1.0,
+        8192.0,
+        (1u64 << 52) as f64 + 0.5,
+        (1u64 << 53) as f64,
+        9.0e18,
+        1.8e19,
+        1.0e300,
+        f64::MAX,
+    ] {
+        assert_eq!(ceil_cycles(t), t.ceil() as u64, "{t}");
+    }
+}

@@ -115,6 +115,8 @@ pub struct Lcd {
     shades: Vec<u8>,
     /// Per pixel: 1 where the background/window colour index was 0.
     bg_zero: Vec<u8>,
+    /// Derived from OAM (not saved): the objects on each line.
+    line_objects: render::LineObjects,
 }
 
 impl Default for Lcd {
@@ -163,6 +165,7 @@ impl Lcd {
             rgba: vec![0; SCREEN_W * SCREEN_H * 4],
             shades: vec![0; SCREEN_W * SCREEN_H],
             bg_zero: vec![0; SCREEN_W * SCREEN_H],
+            line_objects: render::LineObjects::new(),
         }
     }
 
@@ -354,8 +357,8 @@ impl Lcd {
     }
 
     /// Extra mode 3 dots for line `ly` (objects on the line, and SCX fine scroll).
-    fn mode3_adjustment(&self, ly: u8) -> i16 {
-        let mut extra = self.object_penalty(ly as i32);
+    fn mode3_adjustment(&mut self, ly: u8) -> i16 {
+        let mut extra = self.object_penalty(ly);
         if !self.first_frame {
             extra += ((self.scx as i32 & 7) + 3) / 4 * 4;
         }
@@ -363,35 +366,27 @@ impl Lcd {
     }
 
     /// Mode 3 dots added by the objects of line `ly` (PyBoy's approximation).
-    fn object_penalty(&self, ly: i32) -> i32 {
+    fn object_penalty(&mut self, ly: u8) -> i32 {
         if self.lcdc & 0x02 == 0 {
             return 0;
         }
-        let height = if self.lcdc & 0x04 != 0 { 16 } else { 8 };
-        let mut found = 0;
+        let (offsets, found) = self.objects_on_line(ly);
         let mut groups = 0;
         let mut dots = 0;
         // One bit per possible X (0..=255) already seen on this line.
         let mut seen = [0u64; 4];
-        for entry in self.oam.chunks_exact(4) {
-            let top = entry[0] as i32 - 16;
-            if top <= ly && ly < top + height {
-                let x = entry[1] as i32;
-                if x < 168 {
-                    dots += 6;
-                    let (word, bit) = ((x >> 6) as usize, 1u64 << (x & 63));
-                    if seen[word] & bit == 0 {
-                        seen[word] |= bit;
-                        groups += 1;
-                        let align = 5 - ((x + self.scx as i32 - 8) & 7);
-                        if align > 0 {
-                            dots += align;
-                        }
+        for &n in &offsets[..found] {
+            let x = self.oam[n as usize + 1] as i32;
+            if x < 168 {
+                dots += 6;
+                let (word, bit) = ((x >> 6) as usize, 1u64 << (x & 63));
+                if seen[word] & bit == 0 {
+                    seen[word] |= bit;
+                    groups += 1;
+                    let align = 5 - ((x + self.scx as i32 - 8) & 7);
+                    if align > 0 {
+                        dots += align;
                     }
-                }
-                found += 1;
-                if found == 10 {
-                    break;
                 }
             }
         }
