@@ -15,7 +15,7 @@ import struct
 
 import pytest
 
-pyboy = pytest.importorskip("pyboy")
+import pyboy  # noqa: E402  (the reference is a test dependency: missing must fail)
 
 import emurust  # noqa: E402
 from emurust.verify.compare import (  # noqa: E402
@@ -167,8 +167,9 @@ def test_pyboy_itself_redraws_the_first_frame_after_a_load():
     finally:
         p1.stop(save=False)
         p2.stop(save=False)
-    if same_screen:
-        pytest.skip("PyBoy redrew this frame identically this time")
+    # Whether PyBoy redraws that first frame differently varies; either way the machine state
+    # above is equal, which is what the emurust side relies on.
+    del same_screen
 
 
 def test_path_and_bytes_accepted(tmp_path):
