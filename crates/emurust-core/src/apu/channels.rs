@@ -21,6 +21,20 @@ fn firings(countdown: i64, period: i64) -> i64 {
     }
 }
 
+/// Run a channel timer for `elapsed` cycles: returns the new countdown and how many times the
+/// timer fired (each firing reloads it with `period`). Shared by the pulse, wave and noise
+/// channels, which differ only in what a firing advances.
+#[inline(always)]
+fn run_timer(countdown: i64, elapsed: i64, period: i64) -> (i64, i64) {
+    let countdown = countdown - elapsed;
+    if countdown > 0 {
+        (countdown, 0)
+    } else {
+        let fired = firings(countdown, period);
+        (countdown + fired * period, fired)
+    }
+}
+
 /// A channel's timer period from a save state (must be positive: the timers divide by it).
 fn load_period(r: &mut StateReader) -> Result<i64, CoreError> {
     let p = r.i64()?;
@@ -245,12 +259,9 @@ impl Pulse {
         let mut countdown = self.countdown;
         let mut step = self.step;
         if self.pending != 0 {
-            countdown -= self.pending as i64;
-            if countdown <= 0 {
-                let edges = firings(countdown, self.step_cycles);
-                countdown += edges * self.step_cycles;
-                step = ((step as i64 + edges) & 7) as u8;
-            }
+            let (c, edges) = run_timer(countdown, self.pending as i64, self.step_cycles);
+            countdown = c;
+            step = ((step as i64 + edges) & 7) as u8;
         }
         (countdown, step)
     }
@@ -557,10 +568,9 @@ impl Wave {
         if !self.on {
             return;
         }
-        self.countdown -= cycles as i64;
-        if self.countdown <= 0 {
-            let edges = firings(self.countdown, self.step_cycles);
-            self.countdown += edges * self.step_cycles;
+        let (countdown, edges) = run_timer(self.countdown, cycles as i64, self.step_cycles);
+        self.countdown = countdown;
+        if edges > 0 {
             self.pos = ((self.pos as i64 + edges) & 31) as u8;
             // A fetch happened in this stretch; the CPU sees it only if it was at most one
             // cycle ago.
@@ -788,10 +798,9 @@ impl Noise {
         let mut countdown = self.countdown;
         let mut lfsr = self.lfsr;
         if self.pending != 0 {
-            countdown -= self.pending as i64;
-            if countdown <= 0 {
-                let shifts = firings(countdown, self.step_cycles);
-                countdown += shifts * self.step_cycles;
+            let (c, shifts) = run_timer(countdown, self.pending as i64, self.step_cycles);
+            countdown = c;
+            if shifts > 0 {
                 lfsr = lfsr_shift(lfsr, self.short_mode, shifts as u64);
             }
         }
