@@ -446,7 +446,10 @@ impl Lcd {
             // object with X < 8 starts left of the screen (no `left`); X > 160 runs past its
             // right edge (no slice): both take the clipping path below.
             let fast = entry[1].checked_sub(8).map(usize::from).and_then(|left| {
-                Some((shades.get_mut(left..left + 8)?, bg_zero.get(left..left + 8)?))
+                Some((
+                    shades.get_mut(left..left + 8)?,
+                    bg_zero.get(left..left + 8)?,
+                ))
             });
             if let Some((dst, under)) = fast {
                 let mut old = [0u8; 8];
@@ -627,9 +630,10 @@ mod tests {
     #[test]
     fn objects_clipped_at_both_screen_edges() {
         let mut l = Lcd::new();
-        l.lcdc = 0x80 | 0x02; // LCD, objects; background off (colour 0)
+        // LCD and objects on, background off (colour 0); OBP0 shows colour c as shade c.
+        l.lcdc = 0x80 | 0x02;
         l.bgp = 0xE4;
-        l.obp0 = 0xE4; // colour c shows as shade c
+        l.obp0 = 0xE4;
         // Tile 1: every row has colours 1,2,3,1,2,3,1,2 from left to right.
         for row in 0..8 {
             l.vram[16 + row * 2] = 0b1011_0110;
