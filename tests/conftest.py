@@ -4,7 +4,8 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-VECTORS = pathlib.Path(os.environ.get("SM83_VECTORS", ROOT.parent / "shared" / "data" / "sm83-dev"))
+# The SM83 vectors: the repository's copy, or the directory SM83_VECTORS names.
+VECTORS = pathlib.Path(os.environ.get("SM83_VECTORS") or ROOT / "tests" / "data" / "sm83")
 LONG = os.environ.get("EMURUST_LONG") == "1"
 
 
@@ -30,5 +31,5 @@ def make_rom(cart_type=0x00, rom_banks=2, ram_code=0x00, title=b"TEST", program=
 @pytest.fixture(scope="session")
 def vectors_dir():
     if not VECTORS.is_dir():
-        pytest.fail(f"SM83 vectors not found at {VECTORS}; set SM83_VECTORS")
+        pytest.fail(f"SM83 vectors not found at {VECTORS}; set SM83_VECTORS to their directory")
     return VECTORS

@@ -165,6 +165,31 @@ impl Apu {
         self.samples_len = 0;
     }
 
+    /// The cycle of the last catch-up (checked against the machine's clock when a state loads).
+    pub(crate) fn caught_up_to(&self) -> u64 {
+        self.caught_up_to
+    }
+
+    /// The APU's own clock and its targets must lie close together (`max_distance`) and far
+    /// from overflowing (`max_count`); a state where they do not is corrupt. (The APU's clock
+    /// may lag the machine's: PyBoy's stops while its sound emulation is off.)
+    pub(crate) fn check_times(&self, max_count: u64, max_distance: u64) -> Result<(), CoreError> {
+        if self.clock > max_count || self.seq_step > max_count {
+            return Err(CoreError::State(format!(
+                "APU: clock {} or sequencer step {} out of range",
+                self.clock, self.seq_step
+            )));
+        }
+        let near = |t: f64| (t - self.clock as f64).abs() <= max_distance as f64;
+        if !near(self.next_sample) || !near(self.next_seq) {
+            return Err(CoreError::State(format!(
+                "APU: targets {} and {} lie far from its clock {}",
+                self.next_sample, self.next_seq, self.clock
+            )));
+        }
+        Ok(())
+    }
+
     /// Catch up to absolute cycle `now`.
     pub fn tick(&mut self, now: u64) {
         // Every catch-up, even an empty one, closes CH3's wave-RAM window (PyBoy does so).

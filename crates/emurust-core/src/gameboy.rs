@@ -30,6 +30,18 @@ use crate::CoreError;
 
 pub mod pyboy_state;
 
+/// The largest cycle or frame count a save state may hold: 2^62 T-cycles are some 35,000
+/// years of Game Boy time, so no real state comes near, and counting on from there cannot
+/// overflow.
+const MAX_STATE_COUNT: u64 = 1 << 62;
+
+/// How far a device's last catch-up may lie from the machine's cycle count in a save state.
+/// Every device catches up at the end of each scheduler slice (at most about a frame, 70,224
+/// cycles), so a state saved by emurust or PyBoy has them a few cycles apart; a larger gap
+/// only comes from a corrupt state, and the device would then catch up across it (the timer
+/// walks a span in which TIMA overflows cycle by cycle).
+const MAX_SYNC_DISTANCE: u64 = 1 << 24;
+
 const OPCODE_RETI: u16 = 0xD9;
 const OPCODE_DI: u16 = 0xF3;
 
@@ -110,6 +122,47 @@ impl SystemBus {
             hl_at_start: 0,
             bail: false,
         }
+    }
+
+    /// A restored machine's clocks must fit together (see [`MAX_STATE_COUNT`] and
+    /// [`MAX_SYNC_DISTANCE`]); checked for every state, ours and PyBoy's, before it is used.
+    fn check_state_times(&self, frames: u64) -> Result<(), CoreError> {
+        let bad = |what: String| Err(CoreError::State(what));
+        if self.cycles > MAX_STATE_COUNT || frames > MAX_STATE_COUNT {
+            return bad(format!(
+                "cycle count {} or frame count {frames} out of range",
+                self.cycles
+            ));
+        }
+        let (serial_synced, serial_clock) = self.serial.times();
+        // The timer, serial port and APU catch up to the cycle count itself (never past it);
+        // the LCD and an OAM DMA in progress look a few cycles ahead. An idle DMA's start is
+        // history: it is read only while a transfer runs.
+        let dma_start = if self.dma.active {
+            self.dma.start
+        } else {
+            self.cycles
+        };
+        let stamps = [
+            ("timer", self.timer.synced_at(), false),
+            ("serial port", serial_synced, false),
+            ("APU", self.apu.caught_up_to(), false),
+            ("LCD", self.lcd.last_now(), true),
+            ("OAM DMA", dma_start, true),
+        ];
+        for (device, at, may_lead) in stamps {
+            if (at > self.cycles && !may_lead) || at.abs_diff(self.cycles) > MAX_SYNC_DISTANCE {
+                return bad(format!(
+                    "the {device} was last brought up to cycle {at}, far from the machine's \
+                     cycle {}",
+                    self.cycles
+                ));
+            }
+        }
+        if serial_clock > MAX_STATE_COUNT {
+            return bad(format!("serial clock {serial_clock} out of range"));
+        }
+        self.apu.check_times(MAX_STATE_COUNT, MAX_SYNC_DISTANCE)
     }
 
     #[inline]
@@ -897,6 +950,7 @@ impl GameBoy {
         bus.joypad.load_state(r)?;
         bus.lcd.load_state(r)?;
         bus.apu.load_state(r)?;
+        bus.check_state_times(frames)?;
         Ok(Decoded {
             cpu,
             halted_after_ei,

@@ -49,6 +49,11 @@ impl Serial {
         }
     }
 
+    /// The cycle of the last sync and the port's own clock (checked when a state loads).
+    pub(crate) fn times(&self) -> (u64, u64) {
+        (self.synced_at, self.clock)
+    }
+
     #[inline]
     pub fn cycles_to_interrupt(&self) -> u64 {
         self.hint

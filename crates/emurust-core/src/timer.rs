@@ -78,6 +78,11 @@ impl Timer {
         self.counter
     }
 
+    /// The cycle of the last sync (checked against the machine's clock when a state loads).
+    pub(crate) fn synced_at(&self) -> u64 {
+        self.synced_at
+    }
+
     /// Cycles until the timer wants the CPU's attention, as of the last sync.
     #[inline]
     pub fn cycles_to_interrupt(&self) -> u64 {

@@ -213,7 +213,10 @@ def _main(args) -> int:
     from .png import side_by_side, write_png
 
     if not os.path.isfile(args.rom):
-        print(f"error: ROM not found: {args.rom}", file=sys.stderr)
+        print(f"emurust: error: ROM not found: {args.rom}", file=sys.stderr)
+        return 2
+    if args.frames < 1 or args.render_every < 1:
+        print("emurust: error: --frames and --render-every must be at least 1", file=sys.stderr)
         return 2
     update, close = _progress_bar(args.frames) if not args.quiet else (None, lambda: None)
     try:
@@ -255,13 +258,23 @@ def _main(args) -> int:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("rollout", help="L3: run a ROM on emurust and PyBoy side by side, compare every frame")
-    p.add_argument("rom")
-    p.add_argument("--frames", type=int, default=3000)
+    p = sub.add_parser(
+        "rollout",
+        help="L3: run a ROM on emurust and PyBoy side by side, compare every frame",
+        description="Run ROM on emurust and PyBoy 2.8.1 with the same seeded random buttons and compare "
+        "CPU, memory, I/O, screen and sound at every frame. Prints 'identical: N frames' or the first "
+        "divergence (exit status 1) with a side-by-side PNG of both screens.",
+    )
+    p.add_argument("rom", metavar="ROM", help="the .gb file to run")
+    p.add_argument("--frames", type=int, default=3000, help="frames to compare (default 3000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random button schedule")
     p.add_argument("--render-every", type=int, default=1, metavar="K", help="draw and compare the screen every K frames")
     p.add_argument("--no-boot-rom", action="store_true", help="start emurust in its post-boot state (VRAM not compared)")
-    p.add_argument("--png", help="where to write the side-by-side screens on divergence")
+    p.add_argument(
+        "--png",
+        metavar="FILE",
+        help="where to write the side-by-side screens on divergence (default: divergence-frameN.png in the current directory)",
+    )
     p.add_argument(
         "--start-state",
         metavar="FILE",

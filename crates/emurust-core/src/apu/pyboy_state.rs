@@ -8,7 +8,7 @@
 //! Fields PyBoy does not save (the times of the last DIV edge write and power-off) take the
 //! values a freshly created PyBoy has: 0.
 
-use super::channels::{Envelope, Length, Noise, Pulse, Sweep, Wave};
+use super::channels::{check_count, check_shadow, Envelope, Length, Noise, Pulse, Sweep, Wave};
 use super::{Apu, CLOCK_HZ, SAMPLES_PER_FRAME, SAMPLE_BUFFER_LEN, SAMPLE_RATE};
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
@@ -123,16 +123,16 @@ fn load_pulse(r: &mut StateReader, what: &str) -> Result<Pulse, CoreError> {
         remaining: 0,
     };
     p.on = r.u8()? != 0;
-    p.length.remaining = r.i64()?;
-    p.env.countdown = r.i64()?;
-    p.countdown = r.i64()?;
+    p.length.remaining = check_count(r.i64()?, "length counter")?;
+    p.env.countdown = check_count(r.i64()?, "envelope countdown")?;
+    p.countdown = check_count(r.i64()?, "timer countdown")?;
     p.step_cycles = period(r.i64()?, what)?;
     let step = r.i64()?;
     if !(0..8).contains(&step) {
         return Err(err(format!("{what}: duty step {step} out of range")));
     }
     p.step = step as u8;
-    p.env.volume = r.i64()?;
+    p.env.volume = check_count(r.i64()?, "envelope volume")?;
     dmg_zero(r.u8()? as u64, "the sample suppression")?;
     let _pending_duty = r.u8()?; // only read while an update is pending (CGB)
     dmg_zero(r.u8()? as u64, "a pending duty update")?;
@@ -157,13 +157,13 @@ fn load_sweep(r: &mut StateReader) -> Result<Sweep, CoreError> {
     if pace > 7 || negate > 1 || shift > 7 {
         return Err(err("NR10 fields out of range".into()));
     }
-    let countdown = r.i64()?;
-    let check_delay = r.i64()?;
+    let countdown = check_count(r.i64()?, "sweep countdown")?;
+    let check_delay = check_count(r.i64()?, "sweep check delay")?;
     dmg_zero(r.i64()? as u64, "the delayed sweep calculation")?;
     dmg_zero(r.i64()? as u64, "the sweep restart hold")?;
     let negated = flag(r)?;
     let active = flag(r)?;
-    let shadow = r.i64()?;
+    let shadow = check_shadow(r.i64()?)?;
     Ok(Sweep {
         pace,
         negate: negate != 0,
@@ -209,8 +209,8 @@ fn load_wave(r: &mut StateReader) -> Result<Wave, CoreError> {
     }
     c.length.enabled = flag(r)?;
     c.on = flag(r)?;
-    c.length.remaining = r.i64()?;
-    c.countdown = r.i64()?;
+    c.length.remaining = check_count(r.i64()?, "length counter")?;
+    c.countdown = check_count(r.i64()?, "timer countdown")?;
     c.step_cycles = period(r.i64()?, "CH3")?;
     let pos = r.i64()?;
     if !(0..32).contains(&pos) {
@@ -269,9 +269,9 @@ fn load_noise(r: &mut StateReader) -> Result<Noise, CoreError> {
     c.divisor = divisor;
     c.length.enabled = flag(r)?;
     c.on = flag(r)?;
-    c.length.remaining = r.i64()?;
-    c.countdown = r.i64()?;
-    c.env.countdown = r.i64()?;
+    c.length.remaining = check_count(r.i64()?, "length counter")?;
+    c.countdown = check_count(r.i64()?, "timer countdown")?;
+    c.env.countdown = check_count(r.i64()?, "envelope countdown")?;
     c.step_cycles = period(r.i64()?, "CH4")?;
     let lfsr = r.i64()?;
     if !(0..=0x7FFF).contains(&lfsr) {
@@ -285,7 +285,7 @@ fn load_noise(r: &mut StateReader) -> Result<Noise, CoreError> {
             "CH4 feedback mask {feed:#x} disagrees with NR43"
         )));
     }
-    c.env.volume = r.i64()?;
+    c.env.volume = check_count(r.i64()?, "envelope volume")?;
     // The Game Boy Color's divider counter is not used on a DMG.
     for _ in 0..3 {
         r.i64()?;

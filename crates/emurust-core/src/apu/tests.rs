@@ -529,3 +529,53 @@ fn ceil_cycles_matches_f64_ceil() {
         assert_eq!(ceil_cycles(t), t.ceil() as u64, "{t}");
     }
 }
+
+/// Counters of a corrupt state are rejected when it loads instead of being run, where they
+/// overflowed (debug builds panicked) or, for the sweep's shadow period, made no sense.
+#[test]
+fn corrupt_counters_are_rejected() {
+    let corruptions: [fn(&mut Apu); 7] = [
+        |a| a.ch1.env.countdown = i64::MIN,
+        |a| a.ch2.countdown = i64::MAX,
+        |a| a.ch3.length.remaining = -(1 << 50),
+        |a| a.ch4.env.volume = i64::MIN,
+        |a| a.ch4.countdown = i64::MIN,
+        |a| a.sweep.shadow = -1,
+        |a| a.sweep.check_delay = i64::MIN,
+    ];
+    for (i, corrupt) in corruptions.iter().enumerate() {
+        let mut a = powered_apu();
+        corrupt(&mut a);
+        let mut w = StateWriter::new();
+        a.save_state(&mut w);
+        let e = Apu::new().load_state(&mut StateReader::new(&w.buf));
+        assert!(matches!(e, Err(CoreError::State(_))), "case {i}");
+    }
+    let mut w = StateWriter::new();
+    powered_apu().save_state(&mut w);
+    Apu::new()
+        .load_state(&mut StateReader::new(&w.buf))
+        .unwrap();
+}
+
+/// The APU's clock, its sequencer step and its targets must fit together (checked by the
+/// machine for every state it loads).
+#[test]
+fn clock_and_targets_must_fit_together() {
+    let (max_count, max_distance) = (1 << 62, 1 << 24);
+    let mut a = powered_apu();
+    a.tick(100_000);
+    assert!(a.check_times(max_count, max_distance).is_ok());
+    let corruptions: [fn(&mut Apu); 4] = [
+        |a| a.clock = u64::MAX,
+        |a| a.seq_step = u64::MAX,
+        |a| a.next_sample = 1e30,
+        |a| a.next_seq = 0.0,
+    ];
+    for (i, corrupt) in corruptions.iter().enumerate() {
+        let mut b = powered_apu();
+        b.tick(100_000_000);
+        corrupt(&mut b);
+        assert!(b.check_times(max_count, max_distance).is_err(), "case {i}");
+    }
+}

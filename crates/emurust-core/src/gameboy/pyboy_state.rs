@@ -302,6 +302,7 @@ impl GameBoy {
                 r.remaining()
             )));
         }
+        bus.check_state_times(self.frames)?;
         Ok(Decoded {
             cpu,
             halted_after_ei: false,
@@ -369,6 +370,55 @@ mod tests {
             assert_eq!(a.save_pyboy_state(), b.save_pyboy_state());
             assert_eq!(a.bus.apu.samples(), b.bus.apu.samples());
         }
+    }
+
+    /// States whose clocks do not fit together (corrupt ones), in either format, are
+    /// rejected and change nothing, instead of being run: counters then overflowed (debug
+    /// builds panicked) or a device caught up across an enormous span (the timer walks a
+    /// span in which TIMA overflows one cycle at a time: practically forever).
+    #[test]
+    fn states_with_clocks_far_apart_are_rejected() {
+        let rom = test_rom();
+        let mut good = GameBoy::new(rom.clone(), None).unwrap();
+        good.tick(5, false, true);
+        let state = good.save_state();
+        type Corruption = (fn(&mut GameBoy), bool);
+        let corruptions: [Corruption; 5] = [
+            // (corruption, also expressible in a PyBoy state)
+            (|g| g.bus.cycles -= 1, true), // the timer, serial port, APU synced after it
+            (|g| g.bus.cycles += 1 << 30, true),
+            (|g| g.bus.cycles = u64::MAX - 16, true),
+            (|g| g.frames = u64::MAX, false),
+            (
+                |g| {
+                    g.bus.dma.active = true;
+                    g.bus.dma.start = 1 << 63;
+                },
+                true,
+            ),
+        ];
+        let mut target = GameBoy::new(rom.clone(), None).unwrap();
+        target.tick(2, false, true);
+        let before = target.save_state();
+        for (i, (corrupt, pyboy_too)) in corruptions.iter().enumerate() {
+            let mut g = GameBoy::new(rom.clone(), None).unwrap();
+            g.load_state(&state).unwrap();
+            corrupt(&mut g);
+            let ours = target.load_state(&g.save_state());
+            assert!(matches!(ours, Err(CoreError::State(_))), "case {i}");
+            assert_eq!(target.save_state(), before, "case {i}");
+            if *pyboy_too {
+                let theirs = target.load_pyboy_state(&g.save_pyboy_state());
+                assert!(
+                    matches!(theirs, Err(CoreError::State(_))),
+                    "case {i} (PyBoy format)"
+                );
+                assert_eq!(target.save_state(), before, "case {i}");
+            }
+        }
+        // The same states, uncorrupted, load.
+        target.load_state(&state).unwrap();
+        target.load_pyboy_state(&good.save_pyboy_state()).unwrap();
     }
 
     #[test]
