@@ -66,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     from . import train as _train
 
     _train.add_parser(sub)
+    from . import play as _play  # emurust play MODEL | --random: returns per episode and a GIF
+
+    _play.add_parser(sub)
 
     p_verify = sub.add_parser("verify", help="verification against references")
     vsub = p_verify.add_subparsers(dest="what", required=True)
