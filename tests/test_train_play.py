@@ -61,7 +61,7 @@ def test_train_exits_0_silently_and_writes_model_curve_eval(trained):
         assert len(e["score"]) == len(e["shaped_return"]) == len(e["length"]) == 3
         m, h = mean_ci(e["score"])
         assert e["score_mean"] == pytest.approx(m, abs=0.01) and e["score_ci95"] == pytest.approx(h, abs=0.01)
-        assert f"{e['score_mean']:.1f} \u00b1 {e['score_ci95']:.1f}" in proc.stdout.replace("\u00b1  ", "\u00b1 ")
+        assert f"{e['score_mean']:.1f} \u00b1 {e['score_ci95']:.1f}" in " ".join(proc.stdout.split())
     assert ev["steps"] == 128 and ev["eval"]["env_seeds"] == [1_000_000_000, 1_000_000_002]
     task = json.loads((run / "task.json").read_text())
     assert task["game"] == "dodge" and task["obs"] == "features" and task["frame_skip"] == GAMES["dodge"].frame_skip

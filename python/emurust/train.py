@@ -1,6 +1,6 @@
 """``emurust train``: PPO (Stable-Baselines3) on one of emurust's games, then an honest evaluation.
 
-    emurust train --steps 100000                  # Dodge, seed 0: a few minutes on 2 cores
+    emurust train --steps 60000                   # Dodge, seed 0: a few minutes on 2 cores
     emurust train --seed 3 --logdir runs          # another seed: another run
     tensorboard --logdir runs
     emurust play runs/<run>/model.zip             # watch it (writes a GIF)
@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-DEFAULT_STEPS = 100_000
+DEFAULT_STEPS = 60_000
 EVAL_SEED = 1_000_000_000  # environment seeds EVAL_SEED.. are used by evaluations only
 
 
@@ -58,10 +58,10 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--frame-stack", type=int, default=None, help="observations stacked (default: 1 features, 4 pixels)")
     p.add_argument("--frame-skip", type=int, default=None, help="frames per step (default: the task's)")
     p.add_argument("--life-penalty", type=float, default=None, help="shaping: reward lost per life lost (default: the task's)")
-    p.add_argument("--n-steps", type=int, default=128, help="PPO rollout length per environment")
+    p.add_argument("--n-steps", type=int, default=64, help="PPO rollout length per environment")
     p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--epochs", type=int, default=10)
-    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--clip", type=float, default=0.2)
     p.add_argument("--gamma", type=float, default=0.99)
@@ -71,7 +71,7 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--logdir", default="runs", help="parent of the run directory (TensorBoard logs and all outputs)")
     p.add_argument("--save", default=None, help="model path (default: <run dir>/model.zip)")
     p.add_argument("--eval-episodes", type=int, default=32, help="evaluation episodes for the agent and the random policy")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true", help="no progress lines while training")
 
 
 # ---------------------------------------------------------------- the task
@@ -374,6 +374,8 @@ def train(args: argparse.Namespace) -> dict:
             self.shaped: list[float] = []
             self.lengths: list[int] = []
             self.t0 = time.time()
+            self.next_report = args.steps / 10
+            self.recent: list[int] = []
 
         def _on_step(self) -> bool:
             for info in self.locals["infos"]:
@@ -392,20 +394,32 @@ def train(args: argparse.Namespace) -> dict:
                 curve.append(c)
                 self.logger.record("emurust/episode_score", c["mean_score"])
                 self.logger.record("emurust/episode_shaped_return", c["mean_shaped"])
+                self.recent += self.scores
             self.scores, self.shaped, self.lengths = [], [], []
+            if not args.no_progress and (self.num_timesteps >= self.next_report or self.num_timesteps >= args.steps):
+                t = time.time() - self.t0
+                mean = f"{np.mean(self.recent):7.1f} over {len(self.recent)} episodes" if self.recent else "      - (no episode ended yet)"
+                print(f"  {self.num_timesteps:>9,} / {args.steps:,} steps  {t:6.0f} s  training episodes' mean game score {mean}",
+                      flush=True)
+                self.recent = []
+                while self.next_report <= self.num_timesteps:
+                    self.next_report += args.steps / 10
 
     if cfg["obs"] == "features":
         policy, policy_kwargs = "MlpPolicy", None
     else:
         policy, policy_kwargs = "CnnPolicy", None if args.nature_cnn else {"features_extractor_class": _small_cnn()}
-    model = PPO(policy, env, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.epochs,
+    model = PPO(policy, env, n_steps=args.n_steps, batch_size=min(args.batch_size, args.n_steps * args.envs), n_epochs=args.epochs,
                 learning_rate=args.lr, ent_coef=args.ent_coef, clip_range=args.clip, gamma=args.gamma,
                 gae_lambda=0.95, vf_coef=0.5, seed=args.seed, policy_kwargs=policy_kwargs, verbose=0, device="cpu")
     # Environment seeds from the run's seed: disjoint between seeds and from the evaluation's.
     env.seed(args.seed * 10_000)
     model.set_logger(configure(str(run_dir), ["tensorboard"]))
+    if not args.no_progress:
+        print(f"training PPO ({policy}) on {args.game}: {args.steps:,} steps, {args.envs} emulators, seed {args.seed}; "
+              f"run directory {run_dir}", flush=True)
     t0 = time.time()
-    model.learn(total_timesteps=args.steps, callback=Curve(), progress_bar=not args.no_progress)
+    model.learn(total_timesteps=args.steps, callback=Curve())
     seconds = time.time() - t0
     env.close()
 
@@ -449,15 +463,23 @@ def report(result: dict) -> str:
     if result["curve"]:
         c0, c1 = result["curve"][0], result["curve"][-1]
         lines.append(f"training episodes, mean game score: {c0['mean_score']:.1f} (first rollout) -> {c1['mean_score']:.1f} (last)")
-    shaped = " (shaped: score - {:g} per life lost)".format(cfg["life_penalty"]) if cfg["life_penalty"] else ""
+    shaping = cfg["life_penalty"] != 0
+
+    def row(name: str, e: dict) -> str:
+        text = f"  {name:<14} {e['score_mean']:8.1f} \u00b1 {e['score_ci95']:5.1f}"
+        if shaping:
+            text += f"   shaped return {e['shaped_mean']:7.1f} \u00b1 {e['shaped_ci95']:5.1f}"
+        return text + f"   {e['length_mean']:6.1f} steps/episode"
+
     lines += [
         f"evaluation: {ev['episodes']} episodes each, environments seeded {ev['env_seeds'][0]}-{ev['env_seeds'][1]} "
         f"(never used in training); game score, mean \u00b1 95% CI",
-        f"  PPO agent      {a['score_mean']:8.1f} \u00b1 {a['score_ci95']:5.1f}   shaped return {a['shaped_mean']:7.1f} \u00b1 {a['shaped_ci95']:5.1f}   {a['length_mean']:6.1f} steps/episode",
-        f"  random policy  {r['score_mean']:8.1f} \u00b1 {r['score_ci95']:5.1f}   shaped return {r['shaped_mean']:7.1f} \u00b1 {r['shaped_ci95']:5.1f}   {r['length_mean']:6.1f} steps/episode",
+        row("PPO agent", a),
+        row("random policy", r),
     ]
     if ev["ratio"] is not None:
-        lines.append(f"  agent / random: {ev['ratio']:.2f}x{shaped}")
+        lines.append(f"  agent / random: {ev['ratio']:.2f}x" +
+                     (f"  (trained on the score minus {cfg['life_penalty']:g} per life lost)" if shaping else ""))
     run_dir = result["run_dir"]
     lines += [
         f"run directory: {run_dir}",
