@@ -237,7 +237,7 @@ def write_curve_png(path: str, curve: list, agent: dict, random: dict, title: st
         return "emurust"
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
     ax.plot(xs, ys, color="C0", label="training episodes (mean game score per rollout)")
-    if any("mean_shaped" in c for c in curve):
+    if any(c.get("mean_shaped", c["mean_score"]) != c["mean_score"] for c in curve):  # only when shaping
         ax.plot(xs, [c.get("mean_shaped", np.nan) for c in curve], color="C0", alpha=0.35, ls=":", label="same, shaped return")
     end = xs[-1] if xs else 1
     for name, ev, color in (("agent (evaluation)", agent, "C2"), ("random policy", random, "C3")):
