@@ -148,6 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
     from . import train as _train
 
     _train.add_parser(sub)
+    from . import play as _play  # emurust play MODEL | --random: returns per episode and a GIF
+
+    _play.add_parser(sub)
 
     p_verify = sub.add_parser(
         "verify",
