@@ -2,7 +2,9 @@
 
     emurust run [ROM] [--frames N]            play a ROM (default: the embedded game) randomly, report
     emurust verify cpu --vectors DIR          SM83 single-step vectors (L1)
-    emurust verify rollout ROM --frames N --seed S   emurust vs PyBoy 2.8.1, every frame (L3)
+    emurust verify rollout ROM|DIR... --frames N --seed S [--policy P] [--states DIR] [--cgb auto|off]
+                                              emurust vs PyBoy 2.8.1, every frame (L3); a table for several
+    emurust verify make-states ROM --frames 600,1800 --seed S --out DIR   PyBoy states mid-game
     emurust verify report ROM --out DIR       L1-L3 in one report (report.md, report.json)
     emurust prompt KIND [--set k=v] [--from-file k=PATH] [--out FILE]   recipe prompts (--list)
 """
@@ -75,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
     vcpu.add_parser(vsub)
     vrollout.add_parser(vsub)
+    vrollout.add_make_states_parser(vsub)
     from .verify import transfer as vtransfer
 
     vtransfer.add_parser(vsub)
