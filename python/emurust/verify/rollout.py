@@ -152,6 +152,7 @@ def rollout(
     start_state=None,
     policy: str = "random",
     pyboy_cgb: Optional[bool] = None,
+    compare_after: int = 0,
 ) -> RolloutResult:
     """Run `frames` frames on both emulators; compare after every `compare_every` frames.
 
@@ -175,6 +176,9 @@ def rollout(
     `policy` picks the button schedule (see :func:`button_schedule`); `pyboy_cgb` is passed to
     PyBoy as its ``cgb`` argument (None: PyBoy's choice from the header; False: run a
     CGB-flagged ROM as a DMG, as emurust does).
+
+    Frames up to `compare_after` are run without comparisons and without drawing (used to
+    pinpoint a divergence known to lie after that frame).
     """
     import emurust
 
@@ -206,6 +210,9 @@ def rollout(
             if pattern is not None:
                 n = min(pattern.randint(1, 4), frames - frame)
                 render = pattern.random() < 0.5 and boot_rom
+            elif frame + 1 <= compare_after:
+                n = 1  # one frame per call, as compared runs do, so inputs land on the same frames
+                render = False
             else:
                 n = 1
                 render = render_every > 0 and (frame + 1) % render_every == 0 and boot_rom
@@ -220,7 +227,9 @@ def rollout(
             pb.tick(n, render)
             frame += n
             serial_pb += pb._serial().encode("latin-1")
-            if pattern is not None or frame % compare_every == 0 or frame == frames:
+            if frame <= compare_after:
+                pass
+            elif pattern is not None or frame % compare_every == 0 or frame == frames:
                 with_state = state_every <= 1 or frame % state_every == 0 or frame == frames
                 d = first_divergence(
                     frame,
