@@ -93,7 +93,8 @@ def test_several_roms_table_and_exit_status(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(vr, "rollout", corrupt_mbc1)
     pngs = tmp_path / "png"
-    rc = main(["verify", "rollout", TIMER, MBC1, "--frames", "90", "--quiet", "--png", str(pngs), "--policy", "mash", "--seed", "4"])
+    prompt = tmp_path / "repair.md"
+    rc = main(["verify", "rollout", TIMER, MBC1, "--frames", "90", "--quiet", "--png", str(pngs), "--policy", "mash", "--seed", "4", "--repair-prompt", str(prompt)])
     out = capsys.readouterr().out
     assert rc == 1
     lines = {line.split("|")[0].strip(): line for line in out.splitlines() if "|" in line}
@@ -102,6 +103,9 @@ def test_several_roms_table_and_exit_status(tmp_path, monkeypatch, capsys):
     assert "DIVERGED" in row and "| 69 " in row and "frame 70: WRAM 0xc321" in row
     assert (pngs / "divergence-mbc1-frame70.png").is_file() and str(pngs / "divergence-mbc1-frame70.png") in row
     assert "2 runs: 1 identical, 1 diverged, 0 not compared" in out
+    text = (tmp_path / "repair-mbc1.md").read_text()
+    assert "emurust verify rollout" in text and "--frames 70 --seed 4" in text and "--policy mash" in text
+    assert not (tmp_path / "repair-timer.md").exists()
 
 
 def _cgb_rom(tmp_path) -> str:

@@ -27,7 +27,7 @@ def fix_header_checksum(rom) -> bytes:
 
 
 def patched(rom, **at) -> bytes:
-    """`rom` with header bytes replaced ({"_0x147": v} style keys are awkward: use h147=v)."""
+    """`rom` with header bytes replaced (h147=0x0B sets byte 0x147) and its header checksum fixed."""
     rom = bytearray(rom)
     for k, v in at.items():
         rom[int(k[1:], 16)] = v
@@ -250,7 +250,7 @@ def test_accepted_and_banked_like_pyboy(name, tmp_path):
         # single-bank file).
         reads_only = [op for op in ops if op[0] == "r"]
         seen = {mine[i] for i, op in enumerate(reads_only) if op == ("r", 0x5000)}
-        assert len(seen) == min(banks, 3 if cart_type in (0x06, 0x01, 0x03, 0x11, 0x13, 0x10, 0x19, 0x1B, 0x1E) else 2) or len(seen) >= 3, (name, seen)
+        assert len(seen) >= min(banks, 2), (name, seen)
         # Both whole windows through the final banking.
         assert gb.read(0x0000, 0x8000) == bytes(pb.memory[0x0000:0x8000])
         assert gb.read(0xA000, 0x2000) == bytes(pb.memory[0xA000:0xA000 + 0x1FFF]) + bytes([pb.memory[0xBFFF]])
