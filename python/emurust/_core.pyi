@@ -79,5 +79,8 @@ class GameBoy:
         """Audio of the last sampled frame, (n, 2) int8 stereo, as PyBoy's ``sound.ndarray``."""
     def pc_trace(self) -> list[int]:
         """Addresses of the last 32 instructions executed, oldest first."""
+    def ld_b_b(self) -> Optional[dict[str, int]]:
+        """LD B,B (0x40), the test-ROM breakpoint: None before the first; else "count" (so far),
+        "pc" of the first and the registers ("a".."l", "sp") when it executed."""
 
 def run_vector_file(path: Union[str, PathLike[str]], max_failures: int = 10) -> dict: ...

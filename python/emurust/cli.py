@@ -164,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     vcpu.add_parser(vsub)
     vrollout.add_parser(vsub)
+    vrollout.add_make_states_parser(vsub)
     from .verify import transfer as vtransfer
 
     vtransfer.add_parser(vsub)

@@ -121,6 +121,19 @@ pub struct Cpu {
     pub stopped: bool,
     /// Set by an illegal opcode; the CPU then only idles.
     pub locked: bool,
+    /// LD B,B (0x40) executions, the "breakpoint" of emulator test ROMs (not part of save
+    /// states; a debugging aid only).
+    pub ld_b_b: LdBB,
+}
+
+/// What [`Cpu::ld_b_b`] records: LD B,B is a no-op that test suites (mooneye, SameSuite, age,
+/// Mealybug Tearoom, acid2) execute when a test ends, with the result in the registers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LdBB {
+    /// LD B,B instructions executed since power-on.
+    pub count: u32,
+    /// Address of the first one and the registers when it executed (PC: that address).
+    pub first: Option<(u16, Registers)>,
 }
 
 /// True for the 11 opcodes with no defined behaviour (Pan Docs: they hang the CPU).
@@ -548,6 +561,15 @@ impl Cpu {
                 bus.idle();
                 self.halted = true;
                 return Step::Halt;
+            }
+            // LD B,B: no effect on the machine; counted (see `LdBB`).
+            0x40 => {
+                if self.ld_b_b.count == 0 {
+                    let mut at = self.r;
+                    at.pc = at.pc.wrapping_sub(1);
+                    self.ld_b_b.first = Some((at.pc, at));
+                }
+                self.ld_b_b.count = self.ld_b_b.count.wrapping_add(1);
             }
             // LD r,r' / LD r,(HL) / LD (HL),r
             0x40..=0x7F => {
@@ -1101,6 +1123,30 @@ mod tests {
                 assert_eq!(bus.log.len(), want, "op {op:02X} z={z}");
             }
         }
+    }
+
+    #[test]
+    fn ld_b_b_is_a_no_op_that_is_recorded() {
+        // LD C,5; LD B,B; INC B; LD B,B
+        let (mut cpu, mut bus) = setup(&[0x0E, 0x05, 0x40, 0x04, 0x40]);
+        cpu.r.b = 0x42;
+        cpu.step(&mut bus);
+        assert_eq!(cpu.ld_b_b, LdBB::default());
+        let before = cpu.r;
+        bus.log.clear();
+        cpu.step(&mut bus);
+        assert_eq!((cpu.r.b, cpu.r.f, cpu.r.pc), (0x42, before.f, 0xC003));
+        assert_eq!(bus.log.len(), 1, "one fetch, nothing else");
+        assert_eq!(cpu.ld_b_b.count, 1);
+        assert_eq!(cpu.ld_b_b.first, Some((0xC002, before)));
+        cpu.step(&mut bus);
+        cpu.step(&mut bus);
+        assert_eq!(cpu.ld_b_b.count, 2);
+        assert_eq!(
+            cpu.ld_b_b.first.unwrap().1.c,
+            5,
+            "the first one's registers are kept"
+        );
     }
 
     #[test]

@@ -415,6 +415,33 @@ impl PyGameBoy {
         self.gb.pc_trace()
     }
 
+    /// LD B,B (opcode 0x40), the breakpoint of emulator test ROMs: None if none executed yet,
+    /// else {"count": executions so far, "pc": address of the first, and the registers
+    /// "a".."l", "sp" when the first executed}. Not part of save states.
+    fn ld_b_b<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let seen = self.gb.cpu.ld_b_b;
+        let Some((pc, r)) = seen.first else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("count", seen.count)?;
+        d.set_item("pc", pc)?;
+        for (k, v) in [
+            ("a", r.a),
+            ("f", r.f),
+            ("b", r.b),
+            ("c", r.c),
+            ("d", r.d),
+            ("e", r.e),
+            ("h", r.h),
+            ("l", r.l),
+        ] {
+            d.set_item(k, v)?;
+        }
+        d.set_item("sp", r.sp)?;
+        Ok(Some(d))
+    }
+
     #[getter]
     fn title(&self) -> String {
         self.gb.bus.cart.header().title.clone()

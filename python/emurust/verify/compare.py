@@ -79,7 +79,10 @@ def pyboy_boot_rom_path() -> str:
     return os.path.join(os.path.dirname(spec.origin), "core", "bootrom_dmg.bin")
 
 
-def make_pyboy(rom_path: str):
+def make_pyboy(rom_path: str, cgb: Optional[bool] = None):
+    """PyBoy 2.8.1 on `rom_path`, windowless. `cgb`: PyBoy's own argument (None: it runs a ROM
+    whose header sets bit 7 of 0x0143 as a Game Boy Color; False: always as a DMG, which is
+    what emurust emulates)."""
     import pyboy as _pyboy
 
     if _pyboy.__version__ != PYBOY_VERSION if hasattr(_pyboy, "__version__") else False:
@@ -87,7 +90,7 @@ def make_pyboy(rom_path: str):
     import logging
 
     logging.getLogger("pyboy").setLevel(logging.ERROR)
-    return _pyboy.PyBoy(rom_path, window="null")
+    return _pyboy.PyBoy(rom_path, window="null", cgb=cgb)
 
 
 def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0, with_state: bool = True) -> Snapshot:
