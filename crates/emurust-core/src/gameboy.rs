@@ -355,6 +355,11 @@ impl SystemBus {
             0xFF40..=0xFF4B => {
                 self.lcd.write_register(addr, value, now);
                 self.drain_lcd_irq();
+                if addr == 0xFF44 {
+                    // LY is read-only: PyBoy catches the LCD up but, unlike every other
+                    // write to FF00-FF4B, does not end the CPU slice.
+                    return;
+                }
             }
             _ => self.io_scratch[(addr - 0xFF00) as usize] = value,
         }
