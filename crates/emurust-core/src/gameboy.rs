@@ -377,6 +377,8 @@ impl SystemBus {
             0xA000..=0xBFFF => self.cart.peek_ram(addr),
             0xC000..=0xDFFF => self.wram[(addr - 0xC000) as usize],
             0xE000..=0xFDFF => self.wram[(addr - 0xE000) as usize],
+            // As PyBoy's memory view: 0xFF while an OAM DMA that has started is running.
+            0xFE00..=0xFE9F if self.dma.active && self.cycles >= self.dma.start => 0xFF,
             0xFE00..=0xFE9F => self.lcd.oam[(addr - 0xFE00) as usize],
             0xFEA0..=0xFEFF => self.unusable[(addr - 0xFEA0) as usize],
             0xFF00 => self.joypad.read(),
