@@ -250,8 +250,21 @@ impl SystemBus {
             0xFE00..=0xFE9F => self.read_oam(addr, now, offset),
             0xFEA0..=0xFEFF => self.unusable[(addr - 0xFEA0) as usize],
             0xFF00..=0xFF7F => self.read_io(addr, now, offset),
-            0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize],
-            0xFFFF => self.ie_reg,
+            0xFF80..=0xFFFF => self.read_hram_ie(addr, now, offset),
+        }
+    }
+
+    /// HRAM and IE. PyBoy routes every access at or above FF00 through its I/O code, which
+    /// first lets a running OAM DMA catch up (plain RAM otherwise).
+    #[inline]
+    fn read_hram_ie(&mut self, addr: u16, now: u64, offset: u64) -> u8 {
+        if self.dma.active {
+            self.dma_catch_up(now, offset, offset);
+        }
+        if addr == 0xFFFF {
+            self.ie_reg
+        } else {
+            self.hram[(addr - 0xFF80) as usize]
         }
     }
 
@@ -353,8 +366,16 @@ impl SystemBus {
             }
             0xFEA0..=0xFEFF => self.unusable[(addr - 0xFEA0) as usize] = value,
             0xFF00..=0xFF7F => self.write_io(addr, value, now, offset),
-            0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize] = value,
+            0xFF80..=0xFFFE => {
+                if self.dma.active {
+                    self.dma_catch_up(now, offset, offset);
+                }
+                self.hram[(addr - 0xFF80) as usize] = value;
+            }
             0xFFFF => {
+                if self.dma.active {
+                    self.dma_catch_up(now, offset, offset);
+                }
                 self.ie_reg = value;
                 self.bail = true;
             }
@@ -408,6 +429,11 @@ impl SystemBus {
             0xFF40..=0xFF4B => {
                 self.lcd.write_register(addr, value, now);
                 self.drain_lcd_irq();
+                if addr == 0xFF44 {
+                    // LY is read-only: PyBoy catches the LCD up but, unlike every other
+                    // write to FF00-FF4B, does not end the CPU slice.
+                    return;
+                }
             }
             _ => self.io_scratch[(addr - 0xFF00) as usize] = value,
         }
@@ -425,6 +451,8 @@ impl SystemBus {
             0xA000..=0xBFFF => self.cart.peek_ram(addr),
             0xC000..=0xDFFF => self.wram[(addr - 0xC000) as usize],
             0xE000..=0xFDFF => self.wram[(addr - 0xE000) as usize],
+            // As PyBoy's memory view: 0xFF while an OAM DMA that has started is running.
+            0xFE00..=0xFE9F if self.dma.active && self.cycles >= self.dma.start => 0xFF,
             0xFE00..=0xFE9F => self.lcd.oam[(addr - 0xFE00) as usize],
             0xFEA0..=0xFEFF => self.unusable[(addr - 0xFEA0) as usize],
             0xFF00 => self.joypad.read(),
@@ -471,12 +499,16 @@ impl Bus for SystemBus {
     fn read(&mut self, addr: u16) -> u8 {
         self.m_cycles += 1;
         let (now, offset) = self.next_stamp();
-        // Work RAM (C000-DFFF) and HRAM are plain memory with no side effects (not even
-        // for OAM DMA): read them inline instead of through the whole memory map.
+        // Work RAM (C000-DFFF) is plain memory with no side effects (not even for OAM DMA)
+        // and HRAM nearly so (a running DMA catches up first, as in PyBoy): read them inline
+        // instead of through the whole memory map.
         if addr.wrapping_sub(0xC000) < 0x2000 {
             return self.wram[(addr & 0x1FFF) as usize];
         }
         if addr.wrapping_sub(0xFF80) < 0x7F {
+            if self.dma.active {
+                self.dma_catch_up(now, offset, offset);
+            }
             return self.hram[(addr - 0xFF80) as usize];
         }
         self.read_at(addr, now, offset)
@@ -492,6 +524,9 @@ impl Bus for SystemBus {
             return;
         }
         if addr.wrapping_sub(0xFF80) < 0x7F {
+            if self.dma.active {
+                self.dma_catch_up(now, offset, offset);
+            }
             self.hram[(addr - 0xFF80) as usize] = value;
             return;
         }
