@@ -104,6 +104,7 @@ class BatchDriver:
         noop_max: int = 0,
         reset_script: Sequence[tuple[Any, int]] = (),
         num_threads: Optional[int] = None,
+        cgb: Optional[bool] = None,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
             raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}")
@@ -133,6 +134,7 @@ class BatchDriver:
             reset_script=script,
             start_state=None if per_env_states else start_state,
             num_threads=num_threads,
+            cgb=cgb,
         )
         if per_env_states:
             for i, s in enumerate(start_state):

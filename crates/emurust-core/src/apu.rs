@@ -94,6 +94,10 @@ pub struct Apu {
 
     nr50: u8,
     nr51: u8,
+    /// Game Boy Color hardware (PyBoy's `sound.cgb`).
+    pub cgb: bool,
+    /// 1 in CGB double speed: the APU sees half the CPU's cycles.
+    pub speed_shift: u8,
     ch1: Pulse,
     sweep: Sweep,
     ch2: Pulse,
@@ -132,6 +136,8 @@ impl Apu {
             last_power_off_clock: 0,
             nr50: 0,
             nr51: 0,
+            cgb: false,
+            speed_shift: 0,
             ch1: Pulse::new(),
             sweep: Sweep::default(),
             ch2: Pulse::new(),
@@ -172,7 +178,7 @@ impl Apu {
         if now <= self.caught_up_to {
             return; // nothing to do (and never run backwards)
         }
-        let mut left = now - self.caught_up_to;
+        let mut left = (now - self.caught_up_to) >> self.speed_shift;
         self.caught_up_to = now;
         while left > 0 {
             let mut chunk = left;
@@ -207,7 +213,7 @@ impl Apu {
             }
         }
         // ceil is monotonic: ceil(min(a, b)) == min(ceil(a), ceil(b)).
-        self.hint = self.sample_at.min(self.seq_at);
+        self.hint = self.sample_at.min(self.seq_at) << self.speed_shift;
     }
 
     /// Recompute the whole-cycle targets after `next_sample` or `next_seq` changed.
@@ -283,6 +289,26 @@ impl Apu {
             self.ch2.env.clock();
             self.ch4.env.clock();
         }
+    }
+
+    /// PCM12 (FF76, CGB): the current outputs of channels 1 and 2, a nibble each.
+    pub fn pcm12(&mut self) -> u8 {
+        ((self.ch1.sample() & 0xF) | ((self.ch2.sample() & 0xF) << 4)) as u8
+    }
+
+    /// PCM34 (FF77, CGB): the current outputs of channels 3 and 4, a nibble each.
+    pub fn pcm34(&mut self) -> u8 {
+        ((self.ch3.sample() & 0xF) | ((self.ch4.sample() & 0xF) << 4)) as u8
+    }
+
+    /// PCM12 or PCM34 (`addr` FF76 or FF77) without side effects.
+    pub fn peek_pcm(&self, addr: u16) -> u8 {
+        let (mut a, mut b) = (self.ch1.clone(), self.ch2.clone());
+        if addr == 0xFF76 {
+            return ((a.sample() & 0xF) | ((b.sample() & 0xF) << 4)) as u8;
+        }
+        let (c, mut d) = (self.ch3.clone(), self.ch4.clone());
+        ((c.sample() & 0xF) | ((d.sample() & 0xF) << 4)) as u8
     }
 
     fn take_sample(&mut self) {
@@ -367,10 +393,18 @@ impl Apu {
     pub fn write(&mut self, addr: u16, value: u8, now: u64, div_counter: u16) {
         self.tick(now);
         let power_on = addr == 0xFF26 && value & 0x80 != 0;
+        let div_bit = 0x1000u16 << self.speed_shift;
         if power_on && !self.powered {
             // Powering on right after an FF04 write that hit DIV's APU bit, while that bit is
-            // set again, makes the frame sequencer swallow its next event.
-            self.seq_mode = if self.div_edge_written && div_counter & 0x1000 != 0 {
+            // set again, makes the frame sequencer swallow its next event. On CGB hardware
+            // "right after" is within 8192 APU cycles, and a recent power-off counts too.
+            let mut recent = self.div_edge_written;
+            if self.cgb {
+                recent = self.clock - self.last_div_edge_clock < 8192;
+                self.div_edge_written = recent;
+                recent |= self.clock - self.last_power_off_clock < 8192;
+            }
+            self.seq_mode = if recent && div_counter & div_bit != 0 {
                 SEQ_SKIP
             } else {
                 SEQ_NORMAL
@@ -383,8 +417,9 @@ impl Apu {
         if power_on && self.seq_mode != SEQ_NORMAL {
             // Re-align the frame sequencer with DIV's next falling APU-bit edge.
             self.seq_step = 1;
-            let to_edge = 0x2000 - (div_counter & 0x1FFF) as u64;
-            self.set_next_seq((self.clock + to_edge) as f64);
+            let period = 0x2000u64 << self.speed_shift;
+            let to_edge = period - (div_counter as u64 & (period - 1));
+            self.set_next_seq((self.clock + (to_edge >> self.speed_shift)) as f64);
         }
     }
 
@@ -491,7 +526,7 @@ impl Apu {
     /// before the write resets it. Resetting DIV restarts the 512 Hz period, and if DIV's
     /// APU bit (bit 4 of DIV) was set, the reset is a falling edge: a sequencer event now.
     pub fn on_div_write(&mut self, now: u64, div_counter_before: u16) {
-        let falling_edge = div_counter_before & 0x1000 != 0;
+        let falling_edge = div_counter_before & (0x1000 << self.speed_shift) != 0;
         self.tick(now);
         if falling_edge {
             self.div_edge_written = true;

@@ -11,6 +11,7 @@ pub mod cartridge;
 pub mod cpu;
 pub mod error;
 pub mod gameboy;
+pub mod hdma;
 pub mod interrupts;
 pub mod joypad;
 pub mod lcd;

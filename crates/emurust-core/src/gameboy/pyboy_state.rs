@@ -237,7 +237,7 @@ impl GameBoy {
             return Err(state_err("PyBoy CPU: negative cycle count"));
         }
 
-        let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone());
+        let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone(), self.bus.cgb);
         bus.cycles = cycles;
         bus.ie_reg = ie;
         bus.if_reg = if_reg & 0x1F;
