@@ -104,7 +104,7 @@ impl SystemBus {
         let mut serial = Serial::new();
         if cgb {
             lcd.set_cgb(true);
-            apu.cgb = true;
+            apu.set_cgb();
             serial.set_cgb_mode(cgb_mode);
         }
         SystemBus {
@@ -1015,7 +1015,6 @@ impl GameBoy {
         bus.lcd.load_state(r)?;
         bus.apu.load_state(r)?;
         if bus.cgb {
-            bus.apu.cgb = true;
             bus.load_cgb_state(r)?;
         }
         Ok(Decoded {

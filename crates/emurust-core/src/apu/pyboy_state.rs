@@ -173,6 +173,7 @@ fn load_sweep(r: &mut StateReader) -> Result<Sweep, CoreError> {
         shadow,
         check_delay,
         negated,
+        ..Default::default()
     })
 }
 

@@ -278,7 +278,7 @@ impl SystemBus {
         w.u8(c.wram_select);
         w.bytes(&c.undocumented);
         c.hdma.save_state(w);
-        w.u8(self.apu.speed_shift);
+        self.apu.save_cgb_state(w);
         self.lcd.save_cgb_state(w);
     }
 
@@ -291,10 +291,7 @@ impl SystemBus {
         self.set_wram_all(&wram, select);
         self.cgbx.undocumented.copy_from_slice(r.bytes_exact(4)?);
         self.cgbx.hdma = Hdma::load_state(r)?;
-        self.apu.speed_shift = r.u8()?;
-        if self.apu.speed_shift > 1 {
-            return Err(CoreError::State("bad APU speed shift".into()));
-        }
+        self.apu.load_cgb_state(r)?;
         self.lcd.load_cgb_state(r)
     }
 }
