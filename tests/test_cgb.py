@@ -2,6 +2,7 @@
 PyBoy on CGB programs (with the boot ROM, from the post-boot state, after save states), and the
 grey picture on CGB hardware."""
 
+import io
 import os
 import pathlib
 
@@ -190,3 +191,42 @@ def test_batch_observations_on_cgb():
     d.reset()
     d.step(np.array([0]))
     assert set(np.unique(d.buffers["grey"][0])) <= {0, 0x55, 0x99, 0xFF}
+
+
+# ---------------------------------------------------------------- PyBoy save states
+
+
+@pytest.mark.parametrize("rom,cgb", [(CGB_ROM, None), (DMG_GAME, True)], ids=["colour-mode", "dmg-mode"])
+def test_pyboy_state_from_pyboy_continues_identically(rom, cgb):
+    pb = make_pyboy(str(rom), cgb)
+    try:
+        for f in range(240):
+            if f % 13 == 0:
+                pb.button_press("left")
+            if f % 17 == 0:
+                pb.button_release("left")
+            pb.tick(1, False)
+        buf = io.BytesIO()
+        pb.save_state(buf)
+    finally:
+        pb.stop(save=False)
+    r = rollout(str(rom), 300, seed=6, start_state=buf.getvalue(), cgb=cgb)
+    assert r.divergence is None, str(r.divergence)
+
+
+@pytest.mark.parametrize("rom,cgb", [(CGB_ROM, None), (DMG_GAME, True)], ids=["colour-mode", "dmg-mode"])
+def test_pyboy_state_exported_by_emurust_loads_in_pyboy(rom, cgb):
+    gb = emurust.GameBoy(str(rom), cgb=cgb)
+    gb.tick(200, True)
+    exported = bytes(gb.save_pyboy_state())
+    pb = make_pyboy(str(rom), cgb)
+    try:
+        pb.load_state(io.BytesIO(exported))
+        again = io.BytesIO()
+        pb.save_state(again)
+    finally:
+        pb.stop(save=False)
+    # PyBoy writes back exactly what it loaded, and both continue identically from it.
+    assert again.getvalue() == exported
+    r = rollout(str(rom), 300, seed=8, start_state=exported, cgb=cgb)
+    assert r.divergence is None, str(r.divergence)

@@ -53,6 +53,11 @@ impl Serial {
         }
     }
 
+    /// [`set_cgb_mode`](Self::set_cgb_mode) for a port whose SC was just restored.
+    pub fn set_cgb_mode_keep_sc(&mut self, on: bool) {
+        self.sc_fixed = if on { 0b0111_1100 } else { 0b0111_1110 };
+    }
+
     /// PyBoy's serial port in CGB mode (SC bit 1 writable; power-on SC 0x7C).
     pub fn set_cgb_mode(&mut self, on: bool) {
         self.sc_fixed = if on { 0b0111_1100 } else { 0b0111_1110 };

@@ -155,18 +155,26 @@ impl Lcd {
                 }
             }
         }
-        self.store_colour_line(y, &rgba, &shown, &colour);
+        self.store_colour_line(y, &rgba, &shown, &colour, &map_priority);
     }
 
-    /// Write one finished line: RGBA, grey, shade (colour index shown) and BG colour-0 rows.
-    fn store_colour_line(&mut self, y: usize, rgba: &[u32; SCREEN_W], shown: &[u8; SCREEN_W], bg: &[u8; SCREEN_W]) {
+    /// Write one finished line: RGBA, grey, shade (colour index shown) and the background
+    /// attribute rows (bit 0: colour 0, bit 1: map priority; PyBoy's attribute byte).
+    fn store_colour_line(
+        &mut self,
+        y: usize,
+        rgba: &[u32; SCREEN_W],
+        shown: &[u8; SCREEN_W],
+        bg: &[u8; SCREEN_W],
+        priority: &[bool; SCREEN_W],
+    ) {
         let row = y * SCREEN_W;
         for x in 0..SCREEN_W {
             let word = rgba[x];
             self.rgba[(row + x) * 4..(row + x) * 4 + 4].copy_from_slice(&word.to_ne_bytes());
             self.cgb.grey[row + x] = luma(word);
             self.shades[row + x] = shown[x];
-            self.bg_zero[row + x] = (bg[x] == 0) as u8;
+            self.bg_zero[row + x] = (bg[x] == 0) as u8 | (priority[x] as u8) << 1;
         }
     }
 

@@ -24,7 +24,7 @@ mod render;
 
 pub use cgb_render::luma;
 
-pub use pyboy_state::{PYBOY_LCD_SECTION_LEN, PYBOY_RENDERER_SECTION_LEN};
+pub use pyboy_state::{PYBOY_LCD_CGB_EXTRA_LEN, PYBOY_LCD_SECTION_LEN, PYBOY_RENDERER_SECTION_LEN};
 
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
