@@ -178,7 +178,26 @@ impl Apu {
         if now <= self.caught_up_to {
             return; // nothing to do (and never run backwards)
         }
-        let mut left = (now - self.caught_up_to) >> self.speed_shift;
+        if self.cgb {
+            return self.tick_cgb(now);
+        }
+        self.run_until::<false>(now);
+    }
+
+    /// [`tick`](Self::tick) on Game Boy Color hardware (out of line: the DMG's is unchanged).
+    #[inline(never)]
+    fn tick_cgb(&mut self, now: u64) {
+        self.run_until::<true>(now);
+    }
+
+    /// The catch-up loop; `CGB` selects the Game Boy Color's channel timing and its double
+    /// speed (the APU sees `elapsed >> speed_shift` cycles, odd cycles lost as in PyBoy).
+    #[inline(always)]
+    fn run_until<const CGB: bool>(&mut self, now: u64) {
+        let mut left = now - self.caught_up_to;
+        if CGB {
+            left >>= self.speed_shift;
+        }
         self.caught_up_to = now;
         while left > 0 {
             let mut chunk = left;
@@ -195,7 +214,7 @@ impl Apu {
                 continue;
             }
             if self.powered {
-                if self.cgb {
+                if CGB {
                     self.advance_cgb(chunk);
                 } else {
                     self.ch1.advance(chunk);
@@ -217,7 +236,10 @@ impl Apu {
             }
         }
         // ceil is monotonic: ceil(min(a, b)) == min(ceil(a), ceil(b)).
-        self.hint = self.sample_at.min(self.seq_at) << self.speed_shift;
+        self.hint = self.sample_at.min(self.seq_at);
+        if CGB {
+            self.hint <<= self.speed_shift;
+        }
     }
 
     /// Game Boy Color hardware: the pulse channels run only while playing, and CH3/CH4 have
@@ -226,7 +248,7 @@ impl Apu {
     fn advance_cgb(&mut self, chunk: u64) {
         if self.ch1.on {
             self.ch1.advance(chunk);
-            self.sweep.advance(chunk, &mut self.ch1);
+            self.sweep.advance_cgb(chunk, &mut self.ch1);
         }
         if self.ch2.on {
             self.ch2.advance(chunk);

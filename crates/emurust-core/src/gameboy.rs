@@ -69,7 +69,7 @@ pub struct SystemBus {
     /// A CGB boot ROM of more than 256 bytes: also mapped at 0200-08FF.
     boot_rom_big: bool,
     /// Opcode fetches from 0100-7FFF (`addr - 0x100 < fetch_span`) read the cartridge
-    /// directly; 0 while a big boot ROM is mapped.
+    /// directly; 0 while a big boot ROM is mapped (its 0200-08FF take the slow path).
     fetch_span: u16,
     /// Game Boy Color hardware (PyBoy's `mb.cgb`).
     pub cgb: bool,
@@ -136,6 +136,15 @@ impl SystemBus {
             hl_at_start: 0,
             bail: false,
         }
+    }
+
+    /// Recompute `fetch_span` after `boot_rom_mapped` was restored.
+    fn refresh_fetch_span(&mut self) {
+        self.fetch_span = if self.boot_rom_big && self.boot_rom_mapped {
+            0
+        } else {
+            0x8000 - 0x100
+        };
     }
 
     #[inline]
@@ -616,14 +625,7 @@ impl GameBoy {
     /// then every device catches up.
     fn run_slice_and_sync(&mut self) {
         if self.bus.cgb && self.bus.cgbx.hdma.active {
-            if self.bus.hdma_due(self.cpu.halted) {
-                // H-blank DMA: one block instead of a CPU slice.
-                self.bus.hdma_hblank_step();
-            } else {
-                let to_hblank = self.bus.lcd.cycles_to_mode0();
-                let budget = self.slice_budget().min(to_hblank).max(4) as u64;
-                self.run_slice(budget);
-            }
+            self.hdma_turn();
         } else {
             let budget = self.slice_budget().max(4) as u64;
             self.run_slice(budget);
@@ -633,6 +635,19 @@ impl GameBoy {
             self.bus.dma_catch_up(now, 0, 0);
         }
         self.sync_devices(now);
+    }
+
+    /// A scheduler turn while an H-blank DMA is on (CGB): in HBlank with the CPU running, one
+    /// block instead of a CPU slice; otherwise a slice that also ends at the next HBlank.
+    #[inline(never)]
+    fn hdma_turn(&mut self) {
+        if self.bus.hdma_due(self.cpu.halted) {
+            self.bus.hdma_hblank_step();
+        } else {
+            let to_hblank = self.bus.lcd.cycles_to_mode0();
+            let budget = self.slice_budget().min(to_hblank).max(4) as u64;
+            self.run_slice(budget);
+        }
     }
 
     /// The nearest device event (PyBoy's slice length before its minimum of 4). The LCD's
@@ -993,6 +1008,7 @@ impl GameBoy {
         bus.if_reg = r.u8()? & 0x1F;
         bus.ie_reg = r.u8()?;
         bus.boot_rom_mapped = r.bool()?;
+        bus.refresh_fetch_span();
         if bus.boot_rom_mapped && bus.boot_rom.is_none() {
             return Err(CoreError::State(
                 "the state has the boot ROM mapped, but this emulator has none".into(),

@@ -494,13 +494,23 @@ impl Sweep {
         }
     }
 
-    /// Runs the delayed overflow check's timer for `cycles` T-cycles (and on the CGB the
-    /// retrigger hold and the delayed calculation).
+    /// Runs the delayed overflow check's timer for `cycles` T-cycles.
     #[inline]
     pub fn advance(&mut self, cycles: u64, ch: &mut Pulse) {
-        if self.check_delay | self.restart_hold | self.calc_delay == 0 {
+        if self.check_delay == 0 {
             return;
         }
+        self.check_delay -= cycles as i64;
+        if self.check_delay <= 0 {
+            self.check_delay = 0;
+            if self.shift != 0 {
+                self.calculate(false, ch);
+            }
+        }
+    }
+
+    /// CGB: [`Sweep::advance`] with the retrigger hold and the delayed calculation.
+    pub fn advance_cgb(&mut self, cycles: u64, ch: &mut Pulse) {
         if self.restart_hold != 0 {
             self.restart_hold = (self.restart_hold - cycles as i64).max(0);
         }

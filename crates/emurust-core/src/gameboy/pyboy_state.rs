@@ -294,6 +294,7 @@ impl GameBoy {
         bus.ie_reg = ie;
         bus.if_reg = if_reg & 0x1F;
         bus.boot_rom_mapped = boot_rom_mapped;
+        bus.refresh_fetch_span();
         if boot_rom_mapped && bus.boot_rom.is_none() {
             return Err(state_err(
                 "the PyBoy state was saved while the boot ROM was still mapped; create the \

@@ -307,6 +307,7 @@ impl Lcd {
     // ------------------------------------------------------------------ STAT line
 
     /// Recompute the STAT interrupt line; request the interrupt on a rising edge.
+    #[inline(always)]
     fn refresh_stat_line(&mut self) {
         // Mode sources: bit 3 HBlank, bit 4 VBlank, bit 5 OAM; mode 3 has none.
         let mode_src = self.mode != 3 && self.stat & (1 << (self.mode + 3)) != 0;
@@ -319,6 +320,7 @@ impl Lcd {
     }
 
     /// Enter `mode`; nothing at all happens if it is already the current mode.
+    #[inline(always)]
     fn enter_mode(&mut self, mode: u8) {
         if self.mode != mode {
             self.mode = mode;
@@ -352,7 +354,7 @@ impl Lcd {
         }
         self.clock = self.clock.wrapping_add(elapsed);
         if self.clock >= self.clock_target {
-            self.transition();
+            self.transition::<false>();
         }
         self.to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
         self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
@@ -371,7 +373,8 @@ impl Lcd {
     }
 
     /// [`tick`](Self::tick) on CGB hardware: cycles halved in double speed, and the early
-    /// VBlank STAT interrupt.
+    /// VBlank STAT interrupt. Out of line, to keep the DMG's `tick` as small as it was.
+    #[inline(never)]
     fn tick_cgb(&mut self, elapsed: u64) {
         self.clock = self.clock.wrapping_add(elapsed >> self.speed_shift);
         if self.vblank_stat_pretrigger() && self.clock as i64 >= self.clock_target as i64 - 4 {
@@ -379,7 +382,7 @@ impl Lcd {
             self.irq |= IRQ_STAT;
         }
         if self.clock >= self.clock_target {
-            self.transition();
+            self.transition::<true>();
         }
         let mut to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
         if self.vblank_stat_pretrigger() {
@@ -389,14 +392,16 @@ impl Lcd {
         self.to_frame = (FRAME_CYCLES.wrapping_sub(self.clock) as i64) << self.speed_shift;
     }
 
-    /// Perform the one transition whose deadline has passed.
-    fn transition(&mut self) {
+    /// Perform the one transition whose deadline has passed. `CGB`: on Game Boy Color hardware
+    /// (a separate instance, so that the DMG's is exactly what it was without CGB support).
+    #[inline(always)]
+    fn transition<const CGB: bool>(&mut self) {
         if !self.enabled() {
             // LCD off: a "frame" still ends every 70224 cycles, showing a blank screen.
             self.frame_done = true;
             self.clock %= FRAME_CYCLES;
             self.clock_target = FRAME_CYCLES;
-            self.blank();
+            self.blank::<CGB>();
             return;
         }
         if self.restart_pending {
@@ -455,7 +460,7 @@ impl Lcd {
                 self.window_armed |= self.wy == self.ly;
             }
             Step::Mode | Step::VblankPretriggered => {
-                let pretriggered = self.step == Step::VblankPretriggered;
+                let pretriggered = CGB && self.step == Step::VblankPretriggered;
                 if pretriggered {
                     self.step = Step::Mode;
                 }
@@ -472,19 +477,19 @@ impl Lcd {
                         self.window_armed |= self.wy == self.ly;
                     }
                     3 => {
-                        self.mode3_extra = self.mode3_adjustment(self.ly);
-                        let base = if self.cgb_hw && !self.first_frame { 170 } else { 172 };
+                        self.mode3_extra = self.mode3_adjustment_for::<CGB>(self.ly);
+                        let base = if CGB && !self.first_frame { 170 } else { 172 };
                         let len = (base + self.mode3_extra as i64) as u64;
                         self.clock_target = self.clock_target.wrapping_add(len);
                         self.next_mode = 0;
                         self.step = Step::Mode;
                     }
-                    0 if self.cgb_hw && !self.first_frame => {
+                    0 if CGB && !self.first_frame => {
                         let len = (206 - self.mode3_extra as i64) as u64;
                         self.clock_target = self.clock_target.wrapping_add(len);
                         self.next_mode = if self.ly < 143 { 2 } else { 1 };
                         self.step = Step::Mode;
-                        self.hblank_line();
+                        self.hblank_line::<CGB>();
                     }
                     0 => {
                         let rest = if self.ly < 143 || self.first_frame {
@@ -501,7 +506,7 @@ impl Lcd {
                             self.next_mode = 1;
                             self.step = Step::Mode;
                         }
-                        self.hblank_line();
+                        self.hblank_line::<CGB>();
                     }
                     _ => {
                         // Mode 1: one VBlank line.
@@ -518,7 +523,7 @@ impl Lcd {
                             self.irq |= IRQ_VBLANK;
                             self.window_armed = false;
                             if self.first_frame {
-                                self.blank();
+                                self.blank::<CGB>();
                             }
                         }
                     }
@@ -529,8 +534,17 @@ impl Lcd {
 
     /// Extra mode 3 dots for line `ly` (objects on the line, and SCX fine scroll).
     fn mode3_adjustment(&mut self, ly: u8) -> i16 {
-        let mut extra = self.object_penalty(ly);
         if self.cgb_hw {
+            self.mode3_adjustment_for::<true>(ly)
+        } else {
+            self.mode3_adjustment_for::<false>(ly)
+        }
+    }
+
+    #[inline(always)]
+    fn mode3_adjustment_for<const CGB: bool>(&mut self, ly: u8) -> i16 {
+        let mut extra = self.object_penalty(ly);
+        if CGB {
             // CGB hardware: object dots in whole M-cycles, no fine-scroll penalty.
             if extra > 0 {
                 extra = (extra + 3) / 4 * 4;
@@ -579,25 +593,25 @@ impl Lcd {
     }
 
     /// Mode 0 just began on line LY: record the line's parameters and draw it.
-    fn hblank_line(&mut self) {
+    fn hblank_line<const CGB: bool>(&mut self) {
         let ly = self.ly as usize;
         if ly < SCREEN_H {
             self.line_params[ly] = [self.scx, self.scy, self.wx, self.wy, self.lcdc & 0x10];
         }
         if self.render {
-            if self.cgb_colour {
-                self.draw_line_cgb(self.ly);
-            } else if self.cgb_hw {
-                self.draw_line_compat(self.ly);
-            } else {
+            if !CGB {
                 self.draw_line(self.ly);
+            } else if self.cgb_colour {
+                self.draw_line_cgb(self.ly);
+            } else {
+                self.draw_line_compat(self.ly);
             }
         }
     }
 
     /// Fill the picture with BGP colour 0 (LCD off, start-up frame).
-    fn blank(&mut self) {
-        if self.cgb_hw {
+    fn blank<const CGB: bool>(&mut self) {
+        if CGB {
             self.blank_screen_cgb();
         } else {
             self.blank_screen();
