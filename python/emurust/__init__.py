@@ -20,11 +20,21 @@ RomLike = Union[str, "os.PathLike[str]", bytes, bytearray]
 
 
 class GameBoy(_core.GameBoy):
-    """One DMG emulator.
+    """One Game Boy (DMG) or Game Boy Color emulator.
 
-    ``GameBoy(rom, boot_rom=None)``: ``rom`` is a path or the ROM's bytes. With ``boot_rom``
-    (path or 256 bytes, e.g. PyBoy's, see :func:`emurust.pyboy_boot_rom`) the machine powers on
-    into it; without, it starts in the state the boot ROM leaves.
+    ``GameBoy(rom, boot_rom=None, cgb=None)``: ``rom`` is a path or the ROM's bytes. With
+    ``boot_rom`` (path or 256 bytes, e.g. PyBoy's, see :func:`emurust.pyboy_boot_rom`) the machine
+    powers on into it; without, it starts in the state the boot ROM leaves.
+
+    Hardware, exactly as PyBoy 2.8.1 picks it: ``cgb=None`` runs Game Boy Color hardware when the
+    header's CGB flag (0x143) has bit 7 set (0x80 CGB-compatible, 0xC0 CGB-only), or, with a user
+    boot ROM, when that boot ROM is longer than 256 bytes (a 2304-byte CGB boot ROM); ``cgb=True``
+    forces the Game Boy Color (a DMG game then runs in its DMG mode, drawn with PyBoy's
+    compatibility colours), ``cgb=False`` the DMG. ``cgb=True`` also accepts a 256-byte boot ROM
+    and runs it as the CGB's, as PyBoy runs its built-in ``bootrom_cgb.bin``. ``cgb`` and
+    ``cgb_mode`` tell what runs. On the Game Boy Color ``screen`` shows PyBoy's colours (15-bit
+    colour c as R = (c & 31) << 3, G, B likewise), and ``screen_grey`` their PIL ``convert("L")``
+    luma, the grey a PyBoy user gets from ``pyboy.screen.image.convert("L")``.
 
     Frames: ``tick(frames=1, render=True)`` runs exactly what one PyBoy ``tick()`` runs per frame,
     drawing only the last frame when ``render``.

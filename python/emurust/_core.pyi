@@ -16,7 +16,17 @@ class StateError(EmurustError): ...
 _RomLike = Union[str, PathLike[str], bytes, bytearray]
 
 class GameBoy:
-    def __init__(self, rom: _RomLike, *, boot_rom: Optional[_RomLike] = None) -> None: ...
+    def __init__(self, rom: _RomLike, *, boot_rom: Optional[_RomLike] = None, cgb: Optional[bool] = None) -> None: ...
+    @property
+    def cgb(self) -> bool:
+        """Game Boy Color hardware (chosen as PyBoy 2.8.1 chooses it; see ``emurust.GameBoy``)."""
+    @property
+    def cgb_mode(self) -> bool:
+        """Game Boy Color mode: CGB hardware running a CGB cartridge (PyBoy's ``cgb_mode``)."""
+    def vram_bank1(self) -> bytes:
+        """Game Boy Color: VRAM bank 1 (8 KiB)."""
+    def wram_banks(self) -> bytes:
+        """Game Boy Color: the 32 KiB of work RAM, bank 0 first."""
     def tick(self, frames: int = 1, render: bool = True, sound: bool = True) -> None:
         """Run ``frames`` frames exactly as PyBoy's ``tick(frames, render, sound)``: only the last
         frame is drawn (if ``render``) and has its audio sampled (if ``sound``)."""
@@ -41,7 +51,8 @@ class GameBoy:
         """Write as the CPU would (MBC registers and I/O react)."""
     def read_rom_bank(self, bank: int, addr: int) -> int: ...
     def read_banked(self, bank: int, addr: int) -> int:
-        """As PyBoy's ``memory[bank, addr]``: ROM banks at 0x0000-0x7FFF, cartridge RAM banks at 0xA000-0xBFFF."""
+        """As PyBoy's ``memory[bank, addr]``: ROM banks at 0x0000-0x7FFF, VRAM banks 0-1 at 0x8000-0x9FFF,
+        cartridge RAM banks at 0xA000-0xBFFF, work RAM banks 0-7 (4 KiB each) at 0xC000-0xDFFF."""
     def serial_output(self) -> bytes:
         """Every byte written to the serial data register SB so far."""
     def clear_serial_output(self) -> None: ...
@@ -56,8 +67,8 @@ class GameBoy:
     def load_pyboy_state(self, state: Union[bytes, str, PathLike[str]]) -> None:
         """Load a PyBoy 2.8.1 ``.state`` (bytes or path) of this ROM; continues exactly as PyBoy.
 
-        Raises StateError for another version, a CGB state, truncated data or a state that does
-        not fit this cartridge; the emulator is then unchanged."""
+        Raises StateError for another version, a state of other hardware (DMG vs Game Boy Color),
+        truncated data or a state that does not fit this cartridge; the emulator is then unchanged."""
     def cartridge_ram(self) -> bytes: ...
     def set_cartridge_ram(self, data: bytes) -> None: ...
     def battery_save(self) -> Optional[bytes]: ...
@@ -67,7 +78,8 @@ class GameBoy:
         """Zero-copy read-only (144, 160, 4) RGBA view, as PyBoy's ``screen.ndarray``."""
     @property
     def screen_grey(self) -> npt.NDArray[np.uint8]:
-        """Zero-copy read-only (144, 160) 8-bit grey view."""
+        """Zero-copy read-only (144, 160) 8-bit grey view: on the DMG the red channel of ``screen``;
+        on Game Boy Color hardware ``numpy.asarray(pyboy.screen.image.convert("L"))`` (PIL's luma)."""
     @property
     def screen_shade(self) -> npt.NDArray[np.uint8]:
         """Zero-copy read-only (144, 160) view of shade indices 0-3."""

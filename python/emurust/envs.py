@@ -46,6 +46,10 @@ Arguments (all keyword):
     of ``(buttons, frames)`` (e.g. ``[("start", 2), ("noop", 12)]``). At least one frame runs.
 ``num_threads``
     Rayon threads (default: the number of CPUs). Results do not depend on it.
+``cgb`` (None)
+    PyBoy's hardware choice: None = Game Boy Color for cartridges whose header asks for it,
+    True/False to force it. On the Game Boy Color ``grey``/``grey_half`` are the luma of the
+    colours shown (PIL's ``convert("L")``), as a PyBoy user derives grey from the RGB screen.
 
 Seeding: ``reset(seed=s)`` seeds environment i's reset generator with ``s + i`` (a list gives
 one seed each); it only decides the number of idle frames at each reset (the emulator itself
@@ -104,6 +108,7 @@ class BatchDriver:
         noop_max: int = 0,
         reset_script: Sequence[tuple[Any, int]] = (),
         num_threads: Optional[int] = None,
+        cgb: Optional[bool] = None,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
             raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}")
@@ -133,6 +138,7 @@ class BatchDriver:
             reset_script=script,
             start_state=None if per_env_states else start_state,
             num_threads=num_threads,
+            cgb=cgb,
         )
         if per_env_states:
             for i, s in enumerate(start_state):

@@ -8,6 +8,8 @@ USE_RST = 0
 CART_TYPE = 0x03          ; MBC1+RAM+BATTERY
 ROM_SIZE_CODE = 0x05      ; 1 MiB, 64 banks
 RAM_SIZE_CODE = 0x03      ; 32 KiB, 4 banks
+CGB_FLAG = 0x00
+IDLE_LCDC = 0x91
 	.include "common.inc"
 	.include "mbc.inc"
 

@@ -7,6 +7,8 @@ USE_RST = 0
 CART_TYPE = 0x06          ; MBC2+BATTERY
 ROM_SIZE_CODE = 0x03      ; 256 KiB, 16 banks
 RAM_SIZE_CODE = 0x00      ; MBC2: built-in RAM, size code 0
+CGB_FLAG = 0x00
+IDLE_LCDC = 0x91
 	.include "common.inc"
 	.include "mbc.inc"
 

@@ -10,6 +10,8 @@ USE_RST = 0
 CART_TYPE = 0x10          ; MBC3+TIMER+RAM+BATTERY
 ROM_SIZE_CODE = 0x04      ; 512 KiB, 32 banks
 RAM_SIZE_CODE = 0x03      ; 32 KiB, 4 banks
+CGB_FLAG = 0x00
+IDLE_LCDC = 0x91
 	.include "common.inc"
 	.include "mbc.inc"
 

@@ -94,6 +94,10 @@ pub struct Apu {
 
     nr50: u8,
     nr51: u8,
+    /// Game Boy Color hardware (PyBoy's `sound.cgb`).
+    pub cgb: bool,
+    /// 1 in CGB double speed: the APU sees half the CPU's cycles.
+    pub speed_shift: u8,
     ch1: Pulse,
     sweep: Sweep,
     ch2: Pulse,
@@ -132,6 +136,8 @@ impl Apu {
             last_power_off_clock: 0,
             nr50: 0,
             nr51: 0,
+            cgb: false,
+            speed_shift: 0,
             ch1: Pulse::new(),
             sweep: Sweep::default(),
             ch2: Pulse::new(),
@@ -197,7 +203,26 @@ impl Apu {
         if now <= self.caught_up_to {
             return; // nothing to do (and never run backwards)
         }
+        if self.cgb {
+            return self.tick_cgb(now);
+        }
+        self.run_until::<false>(now);
+    }
+
+    /// [`tick`](Self::tick) on Game Boy Color hardware (out of line: the DMG's is unchanged).
+    #[inline(never)]
+    fn tick_cgb(&mut self, now: u64) {
+        self.run_until::<true>(now);
+    }
+
+    /// The catch-up loop; `CGB` selects the Game Boy Color's channel timing and its double
+    /// speed (the APU sees `elapsed >> speed_shift` cycles, odd cycles lost as in PyBoy).
+    #[inline(always)]
+    fn run_until<const CGB: bool>(&mut self, now: u64) {
         let mut left = now - self.caught_up_to;
+        if CGB {
+            left >>= self.speed_shift;
+        }
         self.caught_up_to = now;
         while left > 0 {
             let mut chunk = left;
@@ -214,11 +239,15 @@ impl Apu {
                 continue;
             }
             if self.powered {
-                self.ch1.advance(chunk);
-                self.sweep.advance(chunk, &mut self.ch1);
-                self.ch2.advance(chunk);
-                self.ch3.advance(chunk);
-                self.ch4.advance(chunk);
+                if CGB {
+                    self.advance_cgb(chunk);
+                } else {
+                    self.ch1.advance(chunk);
+                    self.sweep.advance(chunk, &mut self.ch1);
+                    self.ch2.advance(chunk);
+                    self.ch3.advance(chunk);
+                    self.ch4.advance(chunk);
+                }
             }
             self.clock += chunk;
             left -= chunk;
@@ -233,6 +262,32 @@ impl Apu {
         }
         // ceil is monotonic: ceil(min(a, b)) == min(ceil(a), ceil(b)).
         self.hint = self.sample_at.min(self.seq_at);
+        if CGB {
+            self.hint <<= self.speed_shift;
+        }
+    }
+
+    /// Game Boy Color hardware: the pulse channels run only while playing, and CH3/CH4 have
+    /// their CGB timing.
+    #[inline(never)]
+    fn advance_cgb(&mut self, chunk: u64) {
+        if self.ch1.on {
+            self.ch1.advance(chunk);
+            self.sweep.advance_cgb(chunk, &mut self.ch1);
+        }
+        if self.ch2.on {
+            self.ch2.advance(chunk);
+        }
+        self.ch3.advance_cgb(chunk);
+        self.ch4.advance_cgb(chunk);
+    }
+
+    /// Make this the APU of Game Boy Color hardware.
+    pub fn set_cgb(&mut self) {
+        self.cgb = true;
+        self.sweep.cgb = true;
+        self.ch3.cgb = true;
+        self.ch4.cgb = true;
     }
 
     /// Recompute the whole-cycle targets after `next_sample` or `next_seq` changed.
@@ -295,6 +350,11 @@ impl Apu {
         if !self.powered {
             return;
         }
+        if self.cgb && self.seq_step & 1 == 0 {
+            self.ch1.env.clock_extra();
+            self.ch2.env.clock_extra();
+            self.ch4.env.clock_extra();
+        }
         if self.seq_step & 1 == 1 {
             for ch in 0..4 {
                 self.clock_length(ch);
@@ -303,11 +363,32 @@ impl Apu {
         if self.seq_step & 3 == 3 {
             self.sweep.clock(&mut self.ch1);
         }
-        if self.seq_step & 7 == 7 {
+        // Envelopes: step 7 on the DMG, step 0 on the CGB.
+        if self.seq_step & 7 == if self.cgb { 0 } else { 7 } {
             self.ch1.env.clock();
             self.ch2.env.clock();
             self.ch4.env.clock();
         }
+    }
+
+    /// PCM12 (FF76, CGB): the current outputs of channels 1 and 2, a nibble each.
+    pub fn pcm12(&mut self) -> u8 {
+        ((self.ch1.sample() & 0xF) | ((self.ch2.sample() & 0xF) << 4)) as u8
+    }
+
+    /// PCM34 (FF77, CGB): the current outputs of channels 3 and 4, a nibble each.
+    pub fn pcm34(&mut self) -> u8 {
+        ((self.ch3.sample() & 0xF) | ((self.ch4.sample() & 0xF) << 4)) as u8
+    }
+
+    /// PCM12 or PCM34 (`addr` FF76 or FF77) without side effects.
+    pub fn peek_pcm(&self, addr: u16) -> u8 {
+        let (mut a, mut b) = (self.ch1.clone(), self.ch2.clone());
+        if addr == 0xFF76 {
+            return ((a.sample() & 0xF) | ((b.sample() & 0xF) << 4)) as u8;
+        }
+        let (c, mut d) = (self.ch3.clone(), self.ch4.clone());
+        ((c.sample() & 0xF) | ((d.sample() & 0xF) << 4)) as u8
     }
 
     fn take_sample(&mut self) {
@@ -392,10 +473,18 @@ impl Apu {
     pub fn write(&mut self, addr: u16, value: u8, now: u64, div_counter: u16) {
         self.tick(now);
         let power_on = addr == 0xFF26 && value & 0x80 != 0;
+        let div_bit = 0x1000u16 << self.speed_shift;
         if power_on && !self.powered {
             // Powering on right after an FF04 write that hit DIV's APU bit, while that bit is
-            // set again, makes the frame sequencer swallow its next event.
-            self.seq_mode = if self.div_edge_written && div_counter & 0x1000 != 0 {
+            // set again, makes the frame sequencer swallow its next event. On CGB hardware
+            // "right after" is within 8192 APU cycles, and a recent power-off counts too.
+            let mut recent = self.div_edge_written;
+            if self.cgb {
+                recent = self.clock - self.last_div_edge_clock < 8192;
+                self.div_edge_written = recent;
+                recent |= self.clock - self.last_power_off_clock < 8192;
+            }
+            self.seq_mode = if recent && div_counter & div_bit != 0 {
                 SEQ_SKIP
             } else {
                 SEQ_NORMAL
@@ -408,8 +497,9 @@ impl Apu {
         if power_on && self.seq_mode != SEQ_NORMAL {
             // Re-align the frame sequencer with DIV's next falling APU-bit edge.
             self.seq_step = 1;
-            let to_edge = 0x2000 - (div_counter & 0x1FFF) as u64;
-            self.set_next_seq((self.clock + to_edge) as f64);
+            let period = 0x2000u64 << self.speed_shift;
+            let to_edge = period - (div_counter as u64 & (period - 1));
+            self.set_next_seq((self.clock + (to_edge >> self.speed_shift)) as f64);
         }
     }
 
@@ -421,7 +511,7 @@ impl Apu {
                 let (ch, reg) = ((off / 5) as usize, (off % 5) as u8);
                 // Pan Docs: while the APU is off its registers are read-only, except the
                 // length timers (NRx1) on monochrome models.
-                if self.powered || reg == 1 {
+                if self.powered || (reg == 1 && !self.cgb) {
                     self.channel_write(ch, reg, value, !self.powered);
                 }
             }
@@ -453,10 +543,27 @@ impl Apu {
         for addr in 0xFF10..0xFF26 {
             self.register_write(addr, 0);
         }
-        self.ch1.length.remaining = kept[0];
-        self.ch2.length.remaining = kept[1];
-        self.ch3.length.remaining = kept[2];
-        self.ch4.length.remaining = kept[3];
+        if self.cgb {
+            // The CGB loses the length timers and resets the pulse channels' duty state.
+            self.ch1.settle();
+            self.ch2.settle();
+            for ch in [&mut self.ch1, &mut self.ch2] {
+                ch.step = 0;
+                ch.duty = 0;
+                ch.duty_pending = false;
+                ch.suppressed = false;
+            }
+            self.sweep.restart_hold = 0;
+        } else {
+            self.ch1.length.remaining = kept[0];
+            self.ch2.length.remaining = kept[1];
+            self.ch3.length.remaining = kept[2];
+            self.ch4.length.remaining = kept[3];
+        }
+        self.ch4.counter = 0;
+        self.ch4.counter_countdown = 0;
+        self.ch4.alignment = 0;
+        self.ch4.counter_running = false;
         self.sweep.check_delay = 0;
         self.powered = false;
         self.seq_mode = SEQ_NORMAL;
@@ -477,13 +584,37 @@ impl Apu {
             self.length_mut(ch).enabled = before.enabled;
             clocked_early = true;
         }
+        if self.cgb {
+            self.channel_write_cgb(ch, reg, v, length_only);
+        } else {
+            self.channel_write_dmg(ch, reg, v, length_only);
+        }
+        if reg == 4 && first_half {
+            if v & 0x40 != 0 && !clocked_early && (!before.enabled || before.remaining == 0) {
+                self.clock_length(ch);
+            } else if clocked_early && before.remaining == 1 && v & 0x80 != 0 {
+                // The early clock expired the timer; the trigger reloaded it: clock again.
+                self.clock_length(ch);
+            }
+        }
+        if self.cgb && ch == 0 && reg == 4 && v & 0x80 != 0 {
+            // CGB: CH1's first duty step lands on the 1 MHz grid of the frame sequencer.
+            let epoch = ceil_cycles(self.next_seq - SEQ_PERIOD as f64) as i64;
+            let phase = (self.clock as i64 + self.ch1.countdown - epoch).rem_euclid(4);
+            self.ch1.countdown += (4 - phase) % 4;
+        }
+    }
+
+    /// The channel part of a register write on DMG hardware.
+    fn channel_write_dmg(&mut self, ch: usize, reg: u8, v: u8, length_only: bool) {
         match ch {
             0 => {
                 if reg == 0 {
                     self.sweep.write(v, &mut self.ch1);
                 } else if self.ch1.write(reg, v, length_only) {
+                    let was_on = self.ch1.on;
                     self.ch1.trigger();
-                    self.sweep.trigger(&mut self.ch1);
+                    self.sweep.trigger(&mut self.ch1, was_on);
                 }
             }
             1 => {
@@ -502,12 +633,90 @@ impl Apu {
                 }
             }
         }
-        if reg == 4 && first_half {
-            if v & 0x40 != 0 && !clocked_early && (!before.enabled || before.remaining == 0) {
-                self.clock_length(ch);
-            } else if clocked_early && before.remaining == 1 && v & 0x80 != 0 {
-                // The early clock expired the timer; the trigger reloaded it: clock again.
-                self.clock_length(ch);
+    }
+
+    /// The channel part of a register write on Game Boy Color hardware, with PyBoy's CGB
+    /// trigger delays, NRx2 "zombie" volume changes and delayed duty changes.
+    fn channel_write_cgb(&mut self, ch: usize, reg: u8, v: u8, length_only: bool) {
+        let trigger = reg == 4 && v & 0x80 != 0;
+        match ch {
+            0 | 1 => {
+                let (pulse, sweep) = if ch == 0 {
+                    (&mut self.ch1, Some(&mut self.sweep))
+                } else {
+                    (&mut self.ch2, None)
+                };
+                if ch == 0 && reg == 0 {
+                    if let Some(sweep) = sweep {
+                        sweep.write(v, pulse);
+                    }
+                    return;
+                }
+                // The duty timer's pending steps ran with the old duty.
+                pulse.settle();
+                let was_on = pulse.on;
+                let old_duty = pulse.duty;
+                let check_pending = sweep.as_ref().is_some_and(|s| s.check_delay != 0);
+                if reg == 2 {
+                    pulse.env.nrx2_glitch(v, was_on);
+                }
+                if pulse.write(reg, v, length_only) {
+                    pulse.trigger();
+                    if let Some(sweep) = sweep {
+                        sweep.trigger(pulse, was_on);
+                        if was_on {
+                            pulse.countdown += if !sweep.active { 2 } else if check_pending { 2 } else { 6 };
+                        } else {
+                            pulse.suppressed = true;
+                            pulse.countdown += 8;
+                        }
+                    }
+                }
+                if reg == 1 {
+                    if was_on {
+                        pulse.pending_duty = pulse.duty;
+                        pulse.duty_pending = true;
+                        pulse.duty = old_duty;
+                    } else {
+                        pulse.duty_pending = false;
+                    }
+                }
+                if ch == 1 && trigger {
+                    let pulse = &mut self.ch2;
+                    if !was_on {
+                        pulse.suppressed = true;
+                    }
+                    let delay = 6 + if self.speed_shift != 0 { 3 } else { 0 };
+                    pulse.countdown += if was_on { 2 } else { delay };
+                    if !was_on && self.speed_shift != 0 && pulse.step_cycles == 4 {
+                        // The shortest period's first step follows the 1 MHz divider phase.
+                        let epoch = ceil_cycles(self.next_seq - SEQ_PERIOD as f64) as i64;
+                        let phase = (self.clock as i64 - epoch).rem_euclid(4);
+                        pulse.countdown += phase - 2;
+                    }
+                }
+            }
+            2 => {
+                if self.ch3.write(reg, v) {
+                    self.ch3.trigger();
+                }
+            }
+            _ => {
+                let was_on = self.ch4.on;
+                let was_short = self.ch4.short_mode;
+                if reg == 2 {
+                    self.ch4.env.nrx2_glitch(v, was_on);
+                }
+                if self.ch4.write(reg, v) {
+                    self.ch4.trigger();
+                }
+                // PyBoy also moves the (unused on the CGB) period timer here.
+                if trigger && was_on {
+                    self.ch4.countdown += self.ch4.step_cycles;
+                }
+                if reg == 3 && self.ch4.on && was_short && !self.ch4.short_mode {
+                    self.ch4.countdown += 2;
+                }
             }
         }
     }
@@ -516,7 +725,7 @@ impl Apu {
     /// before the write resets it. Resetting DIV restarts the 512 Hz period, and if DIV's
     /// APU bit (bit 4 of DIV) was set, the reset is a falling edge: a sequencer event now.
     pub fn on_div_write(&mut self, now: u64, div_counter_before: u16) {
-        let falling_edge = div_counter_before & 0x1000 != 0;
+        let falling_edge = div_counter_before & (0x1000 << self.speed_shift) != 0;
         self.tick(now);
         if falling_edge {
             self.div_edge_written = true;
@@ -548,6 +757,52 @@ impl Apu {
         self.ch4.save(w);
         let bytes: [u8; SAMPLE_BUFFER_LEN] = self.samples.map(|s| s as u8);
         w.bytes(&bytes[..self.samples_len]);
+    }
+
+    /// The Game Boy Color part of the APU state (after [`save_state`](Self::save_state)).
+    pub fn save_cgb_state(&self, w: &mut StateWriter) {
+        for ch in [&self.ch1, &self.ch2] {
+            let mut c = ch.clone();
+            c.settle();
+            w.u8(c.duty);
+            w.bool(c.suppressed);
+            w.u8(c.pending_duty);
+            w.bool(c.duty_pending);
+        }
+        w.i64(self.sweep.restart_hold);
+        w.i64(self.sweep.calc_delay);
+        w.bool(self.ch3.suppressed);
+        w.bool(self.ch3.restart_pending);
+        w.u8(self.ch3.sample_pos);
+        w.u16(self.ch4.counter);
+        w.i64(self.ch4.counter_countdown);
+        w.u8(self.ch4.alignment);
+        w.bool(self.ch4.counter_running);
+        w.u8(self.speed_shift);
+    }
+
+    pub fn load_cgb_state(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        self.set_cgb();
+        for ch in [&mut self.ch1, &mut self.ch2] {
+            ch.duty = r.u8()? & 3;
+            ch.suppressed = r.bool()?;
+            ch.pending_duty = r.u8()? & 3;
+            ch.duty_pending = r.bool()?;
+        }
+        self.sweep.restart_hold = r.i64()?;
+        self.sweep.calc_delay = r.i64()?;
+        self.ch3.suppressed = r.bool()?;
+        self.ch3.restart_pending = r.bool()?;
+        self.ch3.sample_pos = r.u8()? & 31;
+        self.ch4.counter = r.u16()? & 0x3FFF;
+        self.ch4.counter_countdown = r.i64()?;
+        self.ch4.alignment = r.u8()? & 3;
+        self.ch4.counter_running = r.bool()?;
+        self.speed_shift = r.u8()?;
+        if self.speed_shift > 1 {
+            return Err(CoreError::State("APU: bad speed shift".into()));
+        }
+        Ok(())
     }
 
     pub fn load_state(&mut self, r: &mut StateReader) -> Result<(), CoreError> {

@@ -28,6 +28,7 @@ use crate::state::{StateReader, StateWriter};
 use crate::timer::Timer;
 use crate::CoreError;
 
+mod cgb;
 pub mod pyboy_state;
 
 /// The largest cycle or frame count a save state may hold: 2^62 T-cycles are some 35,000
@@ -41,6 +42,8 @@ const MAX_STATE_COUNT: u64 = 1 << 62;
 /// only comes from a corrupt state, and the device would then catch up across it (the timer
 /// walks a span in which TIMA overflows cycle by cycle).
 const MAX_SYNC_DISTANCE: u64 = 1 << 24;
+
+pub use cgb::{select_hardware, CgbSystem};
 
 const OPCODE_RETI: u16 = 0xD9;
 const OPCODE_DI: u16 = 0xF3;
@@ -75,6 +78,15 @@ pub struct SystemBus {
     pub ie_reg: u8,
     boot_rom: Option<Arc<[u8]>>,
     pub boot_rom_mapped: bool,
+    /// A CGB boot ROM of more than 256 bytes: also mapped at 0200-08FF.
+    boot_rom_big: bool,
+    /// Opcode fetches from 0100-7FFF (`addr - 0x100 < fetch_span`) read the cartridge
+    /// directly; 0 while a big boot ROM is mapped (its 0200-08FF take the slow path).
+    fetch_span: u16,
+    /// Game Boy Color hardware (PyBoy's `mb.cgb`).
+    pub cgb: bool,
+    /// Its registers and banked work RAM (unused on the DMG).
+    pub cgbx: Box<CgbSystem>,
     dma: OamDma,
     /// T-cycles since power-on (PyBoy's `cpu.cycles`).
     pub cycles: u64,
@@ -96,13 +108,23 @@ pub struct SystemBus {
 }
 
 impl SystemBus {
-    fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>) -> Self {
+    fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>, cgb: bool) -> Self {
+        let cgb_mode = cgb && cart.header().cgb_flag & 0x80 != 0;
+        let boot_rom_big = boot_rom.as_ref().is_some_and(|b| b.len() >= 0x900);
+        let mut lcd = Lcd::new();
+        let mut apu = Apu::new();
+        let mut serial = Serial::new();
+        if cgb {
+            lcd.set_cgb(true);
+            apu.set_cgb();
+            serial.set_cgb_mode(cgb_mode);
+        }
         SystemBus {
             cart,
-            lcd: Lcd::new(),
-            apu: Apu::new(),
+            lcd,
+            apu,
             timer: Timer::new(),
-            serial: Serial::new(),
+            serial,
             joypad: Joypad::new(),
             wram: [0; 0x2000],
             hram: [0; 0x7F],
@@ -112,6 +134,10 @@ impl SystemBus {
             ie_reg: 0,
             boot_rom_mapped: boot_rom.is_some(),
             boot_rom,
+            boot_rom_big,
+            fetch_span: if boot_rom_big { 0 } else { 0x8000 - 0x100 },
+            cgb,
+            cgbx: Box::new(CgbSystem::new(cgb_mode)),
             dma: OamDma::default(),
             cycles: 0,
             instr_start: 0,
@@ -165,6 +191,15 @@ impl SystemBus {
         self.apu.check_times(MAX_STATE_COUNT, MAX_SYNC_DISTANCE)
     }
 
+    /// Recompute `fetch_span` after `boot_rom_mapped` was restored.
+    fn refresh_fetch_span(&mut self) {
+        self.fetch_span = if self.boot_rom_big && self.boot_rom_mapped {
+            0
+        } else {
+            0x8000 - 0x100
+        };
+    }
+
     #[inline]
     fn pending_interrupts(&self) -> u8 {
         self.if_reg & self.ie_reg & 0x1F
@@ -210,7 +245,7 @@ impl SystemBus {
         }
         let target = (elapsed / 4).min(0xA0) as u8;
         while self.dma.index < target {
-            let page = if self.dma.source >= 0xFE {
+            let page = if self.dma.source >= 0xFE && !self.cgb {
                 self.dma.source - 0x20
             } else {
                 self.dma.source
@@ -232,7 +267,9 @@ impl SystemBus {
     fn read_at(&mut self, addr: u16, now: u64, offset: u64) -> u8 {
         match addr {
             0x0000..=0x3FFF => {
-                if self.boot_rom_mapped && addr <= 0xFF {
+                if self.boot_rom_mapped
+                    && (addr <= 0xFF || (self.boot_rom_big && (0x200..0x900).contains(&addr)))
+                {
                     self.boot_rom.as_ref().map_or(0xFF, |b| b[addr as usize])
                 } else {
                     self.cart.read_rom(addr)
@@ -330,6 +367,7 @@ impl SystemBus {
                 self.drain_lcd_irq();
                 v
             }
+            0xFF4C..=0xFF7F if self.cgb => self.read_cgb_io(addr, now),
             // FF03, FF08-FF0E and, on the DMG, everything in FF4C-FF7F.
             _ => 0xFF,
         }
@@ -389,7 +427,10 @@ impl SystemBus {
         if addr >= 0xFF4C {
             if addr == 0xFF50 && self.boot_rom_mapped && (value == 0x01 || value == 0x11) {
                 self.boot_rom_mapped = false;
+                self.fetch_span = 0x8000 - 0x100;
                 self.bail = true;
+            } else if self.cgb {
+                self.write_cgb_io(addr, value, now, offset);
             }
             return;
         }
@@ -443,11 +484,14 @@ impl SystemBus {
     /// Side-effect-free view of memory for debuggers, tests and Python.
     pub fn peek(&self, addr: u16) -> u8 {
         match addr {
-            0x0000..=0x3FFF if self.boot_rom_mapped && addr <= 0xFF => {
+            0x0000..=0x3FFF
+                if self.boot_rom_mapped
+                    && (addr <= 0xFF || (self.boot_rom_big && (0x200..0x900).contains(&addr))) =>
+            {
                 self.boot_rom.as_ref().map_or(0xFF, |b| b[addr as usize])
             }
             0x0000..=0x7FFF => self.cart.read_rom(addr),
-            0x8000..=0x9FFF => self.lcd.vram[(addr - 0x8000) as usize],
+            0x8000..=0x9FFF => self.lcd.peek_vram(addr),
             0xA000..=0xBFFF => self.cart.peek_ram(addr),
             0xC000..=0xDFFF => self.wram[(addr - 0xC000) as usize],
             0xE000..=0xFDFF => self.wram[(addr - 0xE000) as usize],
@@ -466,6 +510,7 @@ impl SystemBus {
             0xFF10..=0xFF3F => self.apu.peek(addr),
             0xFF46 => self.dma.source,
             0xFF40..=0xFF4B => self.lcd.peek_register(addr),
+            0xFF4C..=0xFF7F if self.cgb => self.peek_cgb_io(addr),
             0xFF00..=0xFF7F => 0xFF,
             0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize],
             0xFFFF => self.ie_reg,
@@ -485,7 +530,7 @@ impl Bus for SystemBus {
     fn fetch(&mut self, addr: u16) -> u8 {
         self.m_cycles += 1;
         // Fast path: cartridge ROM above the boot ROM's reach (one comparison).
-        if addr.wrapping_sub(0x100) < 0x8000 - 0x100 || (addr < 0x100 && !self.boot_rom_mapped) {
+        if addr.wrapping_sub(0x100) < self.fetch_span || (addr < 0x100 && !self.boot_rom_mapped) {
             self.cart.read_rom(addr)
         } else {
             // PyBoy fetches all operand bytes at the instruction's start, 4 cycles apart for the LCD.
@@ -586,21 +631,38 @@ const PC_TRACE_MASK: u8 = (PC_TRACE_LEN - 1) as u8;
 
 impl GameBoy {
     /// Power on with `boot_rom` (256 bytes, mapped at 0000-00FF until FF50 is written), or
-    /// in the state the DMG boot ROM leaves when `boot_rom` is `None`.
+    /// in the state the boot ROM leaves when `boot_rom` is `None`. The hardware (DMG or
+    /// Game Boy Color) is chosen from the cartridge header as PyBoy 2.8.1 chooses it.
     pub fn new(rom: Arc<[u8]>, boot_rom: Option<Arc<[u8]>>) -> Result<GameBoy, CoreError> {
+        Self::with_hardware(rom, boot_rom, None)
+    }
+
+    /// As [`new`](Self::new), with PyBoy's `cgb` argument: `None` chooses from the header (or
+    /// from the boot ROM's size), `Some(true)` runs Game Boy Color hardware (a DMG game then
+    /// runs in the CGB's DMG mode), `Some(false)` DMG hardware. See [`select_hardware`].
+    /// A CGB boot ROM is 256 bytes (like PyBoy's own) or 2304 bytes (mapped at 0000-00FF and
+    /// 0200-08FF).
+    pub fn with_hardware(
+        rom: Arc<[u8]>,
+        boot_rom: Option<Arc<[u8]>>,
+        cgb: Option<bool>,
+    ) -> Result<GameBoy, CoreError> {
+        let cart = Cartridge::from_rom(rom)?;
+        let cgb = select_hardware(cart.header().cgb_flag, boot_rom.as_ref().map(|b| b.len()), cgb)?;
         if let Some(b) = &boot_rom {
-            if b.len() != 0x100 {
+            let ok = b.len() == 0x100 || (cgb && b.len() == 0x900);
+            if !ok {
                 return Err(CoreError::BootRom(format!(
-                    "a DMG boot ROM is 256 bytes, this one is {}",
+                    "a boot ROM is 256 bytes ({}), this one is {}",
+                    if cgb { "or 2304 for the Game Boy Color" } else { "DMG" },
                     b.len()
                 )));
             }
         }
-        let cart = Cartridge::from_rom(rom)?;
         let with_boot = boot_rom.is_some();
         let mut gb = GameBoy {
             cpu: Cpu::new(),
-            bus: SystemBus::new(cart, boot_rom),
+            bus: SystemBus::new(cart, boot_rom, cgb),
             halted_after_ei: false,
             frames: 0,
             pc_trace: [0; PC_TRACE_LEN],
@@ -612,6 +674,16 @@ impl GameBoy {
             crate::postboot::apply(&mut gb)?;
         }
         Ok(gb)
+    }
+
+    /// Game Boy Color hardware (in colour mode or running a DMG game).
+    pub fn is_cgb(&self) -> bool {
+        self.bus.cgb
+    }
+
+    /// Game Boy Color mode: CGB hardware running a CGB cartridge (PyBoy's `cgb_mode`).
+    pub fn is_cgb_mode(&self) -> bool {
+        self.bus.cgb && self.bus.cgbx.mode
     }
 
     pub fn registers(&self) -> Registers {
@@ -640,20 +712,42 @@ impl GameBoy {
     /// One turn of the scheduler: a CPU slice as long as the nearest device event allows,
     /// then every device catches up.
     fn run_slice_and_sync(&mut self) {
-        let b = &self.bus;
-        // The LCD's distances go negative when it lags; then the slice is the minimum.
-        let budget = (b.timer.cycles_to_interrupt() as i64)
-            .min(b.lcd.cycles_to_interrupt())
-            .min(b.lcd.cycles_to_frame())
-            .min(b.apu.cycles_to_interrupt() as i64)
-            .min(b.serial.cycles_to_interrupt() as i64)
-            .max(4) as u64;
-        self.run_slice(budget);
+        if self.bus.cgb && self.bus.cgbx.hdma.active {
+            self.hdma_turn();
+        } else {
+            let budget = self.slice_budget().max(4) as u64;
+            self.run_slice(budget);
+        }
         let now = self.bus.cycles;
         if self.bus.dma.active && !self.bus.dma.reading {
             self.bus.dma_catch_up(now, 0, 0);
         }
         self.sync_devices(now);
+    }
+
+    /// A scheduler turn while an H-blank DMA is on (CGB): in HBlank with the CPU running, one
+    /// block instead of a CPU slice; otherwise a slice that also ends at the next HBlank.
+    #[inline(never)]
+    fn hdma_turn(&mut self) {
+        if self.bus.hdma_due(self.cpu.halted) {
+            self.bus.hdma_hblank_step();
+        } else {
+            let to_hblank = self.bus.lcd.cycles_to_mode0();
+            let budget = self.slice_budget().min(to_hblank).max(4) as u64;
+            self.run_slice(budget);
+        }
+    }
+
+    /// The nearest device event (PyBoy's slice length before its minimum of 4). The LCD's
+    /// distances go negative when it lags; then the slice is the minimum.
+    #[inline]
+    fn slice_budget(&self) -> i64 {
+        let b = &self.bus;
+        (b.timer.cycles_to_interrupt() as i64)
+            .min(b.lcd.cycles_to_interrupt())
+            .min(b.lcd.cycles_to_frame())
+            .min(b.apu.cycles_to_interrupt() as i64)
+            .min(b.serial.cycles_to_interrupt() as i64)
     }
 
     /// Run the boot ROM until it unmaps itself, stopping at the end of that scheduler slice
@@ -792,9 +886,13 @@ impl GameBoy {
                 bus.cycles = start + 4;
             }
             Step::Stop => {
-                // On the DMG PyBoy treats STOP as a two-byte no-op.
+                // PyBoy treats STOP as a two-byte instruction that does not stop; on CGB
+                // hardware it performs the armed speed switch and resets DIV.
                 self.cpu.stopped = false;
                 self.cpu.r.pc = self.cpu.r.pc.wrapping_add(1);
+                if bus.cgb {
+                    bus.stop_cgb(start);
+                }
                 bus.cycles = start + 4;
             }
         }
@@ -814,11 +912,21 @@ impl GameBoy {
     // ---------------------------------------------------------------- save states
 
     const STATE_MAGIC: &'static [u8; 8] = b"EMURUST\x02";
+    /// States of Game Boy Color hardware: the DMG layout followed by the CGB section.
+    const STATE_MAGIC_CGB: &'static [u8; 8] = b"EMURUST\x82";
+
+    fn state_magic(&self) -> &'static [u8; 8] {
+        if self.bus.cgb {
+            Self::STATE_MAGIC_CGB
+        } else {
+            Self::STATE_MAGIC
+        }
+    }
 
     /// Serialise the whole machine. The ROM itself is not included; a fingerprint of it is.
     pub fn save_state(&self) -> Vec<u8> {
         let mut w = StateWriter::new();
-        w.buf.extend_from_slice(Self::STATE_MAGIC);
+        w.buf.extend_from_slice(self.state_magic());
         w.u64(self.bus.cart.fingerprint());
         self.write_machine(&mut w);
         self.bus.cart.save_state(&mut w);
@@ -859,12 +967,24 @@ impl GameBoy {
         b.joypad.save_state(w);
         b.lcd.save_state(w);
         b.apu.save_state(w);
+        if b.cgb {
+            b.save_cgb_state(w);
+        }
     }
 
     /// Restore a state made by [`save_state`](Self::save_state) for the same ROM. On error the
     /// machine is left exactly as it was.
     pub fn load_state(&mut self, data: &[u8]) -> Result<(), CoreError> {
-        if data.len() < 16 || &data[..8] != Self::STATE_MAGIC {
+        if data.len() >= 8 && (&data[..8] == Self::STATE_MAGIC || &data[..8] == Self::STATE_MAGIC_CGB)
+            && &data[..8] != self.state_magic()
+        {
+            return Err(CoreError::State(format!(
+                "the state was saved on {} hardware, this emulator runs {}",
+                if self.bus.cgb { "DMG" } else { "Game Boy Color" },
+                if self.bus.cgb { "Game Boy Color" } else { "DMG" },
+            )));
+        }
+        if data.len() < 16 || &data[..8] != self.state_magic() {
             return Err(CoreError::State(
                 "not an emurust save state (bad magic or version)".into(),
             ));
@@ -905,7 +1025,19 @@ impl GameBoy {
     /// The machine part of the post-boot state, from running `boot_rom` until it unmaps itself,
     /// with VRAM and the picture blanked (see [`crate::postboot`]).
     pub fn postboot_snapshot(boot_rom: Arc<[u8]>) -> Result<Vec<u8>, CoreError> {
+        Self::postboot_snapshot_for(boot_rom, None)
+    }
+
+    /// [`postboot_snapshot`](Self::postboot_snapshot) on chosen hardware: `cgb` is
+    /// `Some(colour)` for Game Boy Color hardware with a CGB cartridge (`colour`) or a DMG one.
+    pub fn postboot_snapshot_for(
+        boot_rom: Arc<[u8]>,
+        cgb: Option<bool>,
+    ) -> Result<Vec<u8>, CoreError> {
         let mut rom = vec![0u8; 0x8000];
+        if cgb == Some(true) {
+            rom[0x143] = 0x80;
+        }
         rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
         rom[0x150..0x152].copy_from_slice(&[0x18, 0xFE]);
         let mut x: u8 = 0;
@@ -913,7 +1045,7 @@ impl GameBoy {
             x = x.wrapping_sub(*b).wrapping_sub(1);
         }
         rom[0x14D] = x;
-        let mut gb = GameBoy::new(rom.into(), Some(boot_rom))?;
+        let mut gb = GameBoy::with_hardware(rom.into(), Some(boot_rom), cgb.map(|_| true))?;
         if !gb.run_until_boot_rom_unmapped(1000) {
             return Err(CoreError::BootRom(
                 "the boot ROM did not unmap itself within 1000 frames".into(),
@@ -959,11 +1091,12 @@ impl GameBoy {
         let resume_frame = r.bool()?;
         let frames = r.u64()?;
 
-        let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone());
+        let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone(), self.bus.cgb);
         bus.cycles = r.u64()?;
         bus.if_reg = r.u8()? & 0x1F;
         bus.ie_reg = r.u8()?;
         bus.boot_rom_mapped = r.bool()?;
+        bus.refresh_fetch_span();
         if bus.boot_rom_mapped && bus.boot_rom.is_none() {
             return Err(CoreError::State(
                 "the state has the boot ROM mapped, but this emulator has none".into(),
@@ -985,6 +1118,9 @@ impl GameBoy {
         bus.joypad.load_state(r)?;
         bus.lcd.load_state(r)?;
         bus.apu.load_state(r)?;
+        if bus.cgb {
+            bus.load_cgb_state(r)?;
+        }
         bus.check_state_times(frames)?;
         Ok(Decoded {
             cpu,

@@ -1,4 +1,5 @@
-//! emurust-core: a Game Boy (DMG) emulator core that behaves exactly like PyBoy 2.8.1.
+//! emurust-core: a Game Boy (DMG) and Game Boy Color emulator core that behaves exactly like
+//! PyBoy 2.8.1 (see [`gameboy::select_hardware`] for which one runs a cartridge).
 //!
 //! The crate has no Python dependency. It is split like the hardware: one module per
 //! component, wired together by [`gameboy::GameBoy`], which owns the system bus and the
@@ -11,6 +12,7 @@ pub mod cartridge;
 pub mod cpu;
 pub mod error;
 pub mod gameboy;
+pub mod hdma;
 pub mod interrupts;
 pub mod joypad;
 pub mod lcd;

@@ -27,6 +27,9 @@ pub struct Serial {
     hint: u64,
     /// Every byte written to SB, in order (what PyBoy's serial buffer captures).
     sent: Vec<u8>,
+    /// SC bits that read as 1: bits 1-6 on the DMG, bits 2-6 in CGB mode (bit 1 selects the
+    /// clock speed there).
+    sc_fixed: u8,
 }
 
 impl Default for Serial {
@@ -46,12 +49,24 @@ impl Serial {
             synced_at: 0,
             hint: 0,
             sent: Vec::new(),
+            sc_fixed: 0b0111_1110,
         }
     }
 
     /// The cycle of the last sync and the port's own clock (checked when a state loads).
     pub(crate) fn times(&self) -> (u64, u64) {
         (self.synced_at, self.clock)
+    }
+
+    /// [`set_cgb_mode`](Self::set_cgb_mode) for a port whose SC was just restored.
+    pub fn set_cgb_mode_keep_sc(&mut self, on: bool) {
+        self.sc_fixed = if on { 0b0111_1100 } else { 0b0111_1110 };
+    }
+
+    /// PyBoy's serial port in CGB mode (SC bit 1 writable; power-on SC 0x7C).
+    pub fn set_cgb_mode(&mut self, on: bool) {
+        self.sc_fixed = if on { 0b0111_1100 } else { 0b0111_1110 };
+        self.sc = self.sc_fixed;
     }
 
     #[inline]
@@ -100,7 +115,7 @@ impl Serial {
     }
 
     pub fn write_sc(&mut self, value: u8) {
-        self.sc = value | 0b0111_1110;
+        self.sc = value | self.sc_fixed;
         let internal_clock = self.sc & 1 != 0;
         if internal_clock {
             self.transferring = self.sc & 0x80 != 0;
@@ -145,7 +160,7 @@ impl Serial {
     /// The sent-bytes log is output, not machine state: loading a state keeps it.
     pub fn load_state(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
         self.sb = r.u8()?;
-        self.sc = r.u8()? | 0b0111_1110;
+        self.sc = r.u8()? | self.sc_fixed;
         self.transferring = r.bool()?;
         self.clock = r.u64()?;
         self.done_at = r.u64()?;

@@ -196,6 +196,8 @@ enum Job {
 #[pyclass(module = "emurust._core", name = "Batch")]
 pub struct Batch {
     rom: Arc<[u8]>,
+    /// PyBoy's `cgb` argument (None: chosen from the cartridge header).
+    cgb: Option<bool>,
     envs: Vec<Env>,
     cfg: Config,
     out: Outputs,
@@ -433,7 +435,7 @@ impl Batch {
 
     /// A fresh emulator of this ROM, to check states against without touching any environment.
     fn check_state(&self, data: &[u8]) -> PyResult<()> {
-        let mut gb = GameBoy::new(self.rom.clone(), None).map_err(to_py)?;
+        let mut gb = GameBoy::with_hardware(self.rom.clone(), None, self.cgb).map_err(to_py)?;
         gb.load_state(data).map_err(to_py)
     }
 }
@@ -443,7 +445,7 @@ impl Batch {
     #[new]
     #[pyo3(signature = (rom, num_envs, *, actions=None, frame_skip=24, press_frames=8,
         obs=None, ram=None, reward=None, terminate=None, max_episode_steps=0, noop_max=0,
-        reset_script=None, start_state=None, num_threads=None))]
+        reset_script=None, start_state=None, num_threads=None, cgb=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -461,6 +463,7 @@ impl Batch {
         reset_script: Option<Vec<(Bound<'_, PyAny>, i64)>>,
         start_state: Option<&Bound<'_, PyAny>>,
         num_threads: Option<i64>,
+        cgb: Option<bool>,
     ) -> PyResult<Self> {
         if !(1..=65536).contains(&num_envs) {
             return Err(PyValueError::new_err(format!(
@@ -616,19 +619,19 @@ impl Batch {
 
         // Emulators: the ROM is loaded once and shared.
         let rom: Arc<[u8]> = load_bytes(rom, "ROM")?.into();
-        let first = GameBoy::new(rom.clone(), None).map_err(to_py)?;
+        let first = GameBoy::with_hardware(rom.clone(), None, cgb).map_err(to_py)?;
         let start: Arc<[u8]> = match start_state {
             None => first.save_state().into(),
             Some(s) => {
                 let data = load_bytes(s, "start state")?;
-                let mut probe = GameBoy::new(rom.clone(), None).map_err(to_py)?;
+                let mut probe = GameBoy::with_hardware(rom.clone(), None, cgb).map_err(to_py)?;
                 probe.load_state(&data).map_err(to_py)?;
                 data.into()
             }
         };
         let mut envs = Vec::with_capacity(n);
         for i in 0..n {
-            let gb = Box::new(GameBoy::new(rom.clone(), None).map_err(to_py)?);
+            let gb = Box::new(GameBoy::with_hardware(rom.clone(), None, cgb).map_err(to_py)?);
             let mut rng = i as u64;
             splitmix64(&mut rng);
             envs.push(Env {
@@ -678,6 +681,7 @@ impl Batch {
         let press = (press_frames as u64).min(frame_skip as u64) as u32;
         Ok(Batch {
             rom,
+            cgb,
             envs,
             cfg: Config {
                 action_masks,
@@ -849,7 +853,7 @@ impl Batch {
         env: Option<i64>,
     ) -> PyResult<()> {
         let data: Arc<[u8]> = match state {
-            None => GameBoy::new(self.rom.clone(), None)
+            None => GameBoy::with_hardware(self.rom.clone(), None, self.cgb)
                 .map_err(to_py)?
                 .save_state()
                 .into(),

@@ -101,15 +101,32 @@ struct PyGameBoy {
 #[pymethods]
 impl PyGameBoy {
     #[new]
-    #[pyo3(signature = (rom, *, boot_rom=None))]
-    fn new(rom: &Bound<'_, PyAny>, boot_rom: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+    #[pyo3(signature = (rom, *, boot_rom=None, cgb=None))]
+    fn new(
+        rom: &Bound<'_, PyAny>,
+        boot_rom: Option<&Bound<'_, PyAny>>,
+        cgb: Option<bool>,
+    ) -> PyResult<Self> {
         let rom_bytes: Arc<[u8]> = load_bytes(rom, "ROM")?.into();
         let boot: Option<Arc<[u8]>> = match boot_rom {
             Some(b) => Some(load_bytes(b, "boot ROM")?.into()),
             None => None,
         };
-        let gb = guarded("power-on", || CoreGameBoy::new(rom_bytes, boot))?.map_err(to_py)?;
+        let gb = guarded("power-on", || CoreGameBoy::with_hardware(rom_bytes, boot, cgb))?
+            .map_err(to_py)?;
         Ok(PyGameBoy { gb: Box::new(gb) })
+    }
+
+    /// True on Game Boy Color hardware (chosen as PyBoy chooses it: see `GameBoy`).
+    #[getter]
+    fn cgb(&self) -> bool {
+        self.gb.is_cgb()
+    }
+
+    /// True in Game Boy Color mode (CGB hardware running a CGB cartridge; PyBoy's `cgb_mode`).
+    #[getter]
+    fn cgb_mode(&self) -> bool {
+        self.gb.is_cgb_mode()
     }
 
     #[pyo3(signature = (frames=1, render=true, sound=true))]
@@ -252,10 +269,45 @@ impl PyGameBoy {
                     ))
                 })
             }
+            0x8000..=0x9FFF => match bank {
+                0 => Ok(self.gb.bus.lcd.vram[addr as usize - 0x8000]),
+                1 if self.gb.is_cgb() => Ok(self.gb.bus.lcd.cgb.vram1[addr as usize - 0x8000]),
+                _ => Err(PyValueError::new_err(format!(
+                    "VRAM bank {bank} does not exist on this hardware"
+                ))),
+            },
+            0xC000..=0xDFFF => {
+                let off = (addr as usize - 0xC000) & 0xFFF;
+                match bank {
+                    0 => Ok(self.gb.bus.wram[off]),
+                    1..=7 if self.gb.is_cgb() => Ok(self.gb.bus.wram_all()[bank * 0x1000 + off]),
+                    _ => Err(PyValueError::new_err(format!(
+                        "work RAM bank {bank} does not exist on this hardware"
+                    ))),
+                }
+            }
             _ => Err(PyValueError::new_err(format!(
-                "banked reads cover ROM (0x0000-0x7FFF) and cartridge RAM (0xA000-0xBFFF), not {addr:#06x}"
+                "banked reads cover ROM (0x0000-0x7FFF), VRAM (0x8000-0x9FFF), cartridge RAM \
+                 (0xA000-0xBFFF) and work RAM (0xC000-0xDFFF), not {addr:#06x}"
             ))),
         }
+    }
+
+    /// Game Boy Color: VRAM bank 1 (8 KiB), whatever bank the CPU sees.
+    fn vram_bank1<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        if !self.gb.is_cgb() {
+            return Err(PyValueError::new_err("VRAM bank 1 exists on Game Boy Color hardware only"));
+        }
+        Ok(PyBytes::new(py, &self.gb.bus.lcd.cgb.vram1))
+    }
+
+    /// Game Boy Color: all 32 KiB of work RAM in bank order (bank 0 first), whatever bank the
+    /// CPU sees.
+    fn wram_banks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        if !self.gb.is_cgb() {
+            return Err(PyValueError::new_err("work RAM banks exist on Game Boy Color hardware only"));
+        }
+        Ok(PyBytes::new(py, &self.gb.bus.wram_all()))
     }
 
     /// Bytes written to the serial port so far (test ROMs report here).
@@ -355,15 +407,22 @@ impl PyGameBoy {
         Ok(arr)
     }
 
-    /// Zero-copy read-only (144, 160) uint8 8-bit grey view: the red channel of `screen` (the
-    /// DMG palette is grey, so R = G = B).
+    /// Zero-copy read-only (144, 160) uint8 8-bit grey view: on the DMG the red channel of
+    /// `screen` (the DMG palette is grey, so R = G = B); on Game Boy Color hardware the grey
+    /// level PIL's `Image.convert("L")` gives each pixel (ITU-R 601-2 luma), i.e. exactly
+    /// `numpy.asarray(pyboy.screen.image.convert("L"))`.
     #[getter]
     fn screen_grey<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<u8>>> {
         let arr = {
             let this = slf.borrow();
-            let data = this.gb.bus.lcd.screen_rgba();
-            let view = ArrayView2::from_shape((144, 160).strides((160 * 4, 4)), data)
-                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            let view = if this.gb.is_cgb() {
+                // Game Boy Color: the grey copy the renderer keeps (PIL's convert("L")).
+                ArrayView2::from_shape((144, 160), this.gb.bus.lcd.screen_grey())
+            } else {
+                let data = this.gb.bus.lcd.screen_rgba();
+                ArrayView2::from_shape((144, 160).strides((160 * 4, 4)), data)
+            }
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             // SAFETY: as for `screen`.
             unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) }
         };
@@ -449,11 +508,17 @@ impl PyGameBoy {
 }
 
 /// Development aid for tools/gen_postboot.py: the machine part of the post-boot state, from
-/// running `boot_rom` until it unmaps itself.
+/// running `boot_rom` until it unmaps itself. `cgb`: None for the DMG, True/False for Game Boy
+/// Color hardware with a CGB / a DMG cartridge.
 #[pyfunction]
-fn _postboot_snapshot<'py>(py: Python<'py>, boot_rom: Vec<u8>) -> PyResult<Bound<'py, PyBytes>> {
-    let snap =
-        guarded("boot", || CoreGameBoy::postboot_snapshot(boot_rom.into()))?.map_err(to_py)?;
+#[pyo3(signature = (boot_rom, cgb=None))]
+fn _postboot_snapshot<'py>(
+    py: Python<'py>,
+    boot_rom: Vec<u8>,
+    cgb: Option<bool>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let snap = guarded("boot", || CoreGameBoy::postboot_snapshot_for(boot_rom.into(), cgb))?
+        .map_err(to_py)?;
     Ok(PyBytes::new(py, &snap))
 }
 

@@ -40,6 +40,8 @@ _PYBOY_STATE_IO = {0xFF41}
 # Offset of STAT in a PyBoy 2.8.1 DMG save state: header (6) + CPU (27) + DMA (12) + VRAM + OAM + 4.
 _PYBOY_STAT_OFFSET = 6 + 27 + 12 + 0x2000 + 0xA0 + 4
 _PYBOY_CYCLES_OFFSET = 6 + 6 + 6 + 7
+#: On Game Boy Color hardware the header is followed by the 10-byte HDMA block.
+_PYBOY_CGB_SHIFT = 10
 
 
 @dataclass
@@ -51,6 +53,8 @@ class Snapshot:
     cycles: Optional[int] = None
     serial: bytes = b""
     sound: Optional[np.ndarray] = None
+    #: Game Boy Color only: VRAM bank 1 and work RAM banks 1-7 (whatever the CPU sees).
+    cgb_memory: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -72,19 +76,31 @@ class Divergence:
         return s
 
 
-def pyboy_boot_rom_path() -> str:
+def pyboy_boot_rom_path(cgb: bool = False) -> str:
+    """PyBoy's built-in boot ROM: the DMG one, or with `cgb` the one it runs on Game Boy Color
+    hardware (also 256 bytes; emurust runs it as CGB when given ``cgb=True``)."""
     import importlib.util
 
     spec = importlib.util.find_spec("pyboy")
     if spec is None:
         raise RuntimeError(f"PyBoy is not installed: pip install pyboy=={PYBOY_VERSION}")
-    return os.path.join(os.path.dirname(spec.origin), "core", "bootrom_dmg.bin")
+    return os.path.join(os.path.dirname(spec.origin), "core", "bootrom_cgb.bin" if cgb else "bootrom_dmg.bin")
+
+
+def pyboy_hardware_is_cgb(rom_path: str, cgb: Optional[bool] = None) -> bool:
+    """Whether PyBoy 2.8.1 (no boot ROM argument) runs `rom_path` on Game Boy Color hardware:
+    `cgb` if given, else bit 7 of the header's CGB flag (0x143)."""
+    if cgb is not None:
+        return bool(cgb)
+    with open(rom_path, "rb") as f:
+        f.seek(0x143)
+        flag = f.read(1)
+    return bool(flag and flag[0] & 0x80)
 
 
 def make_pyboy(rom_path: str, cgb: Optional[bool] = None):
     """PyBoy 2.8.1 on `rom_path`, windowless. `cgb`: PyBoy's own argument (None: it runs a ROM
-    whose header sets bit 7 of 0x0143 as a Game Boy Color; False: always as a DMG, which is
-    what emurust emulates)."""
+    whose header sets bit 7 of 0x0143 as a Game Boy Color; False: always as a DMG)."""
     import pyboy as _pyboy
 
     if _pyboy.__version__ != PYBOY_VERSION if hasattr(_pyboy, "__version__") else False:
@@ -95,7 +111,7 @@ def make_pyboy(rom_path: str, cgb: Optional[bool] = None):
     return _pyboy.PyBoy(rom_path, window="null", cgb=cgb)
 
 
-def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0, with_state: bool = True) -> Snapshot:
+def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0, with_state: bool = True, cgb: bool = False) -> Snapshot:
     """PyBoy's observable state. `with_state` also takes its save state (about 15 ms) for the
     cycle counter and STAT; without it those two are left out of the comparison."""
     rf = pb.register_file
@@ -114,10 +130,16 @@ def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0, with_state: bool =
             if addr > start:
                 data += bytes(pb.memory[start:addr]) if addr - start > 1 else bytes([pb.memory[start]])
             if addr < hi:
-                data.append(state[_PYBOY_STAT_OFFSET] if state else 0)
+                data.append(state[_PYBOY_STAT_OFFSET + (_PYBOY_CGB_SHIFT if cgb else 0)] if state else 0)
             start = addr + 1
         regions[name] = bytes(data)
-    cycles = struct.unpack_from("<Q", state, _PYBOY_CYCLES_OFFSET)[0] if state else None
+    shift = _PYBOY_CGB_SHIFT if cgb else 0
+    cycles = struct.unpack_from("<Q", state, _PYBOY_CYCLES_OFFSET + shift)[0] if state else None
+    cgb_memory = {}
+    if cgb:
+        cgb_memory["VRAM bank 1"] = bytes(pb.memory[1, 0x8000:0x9FFF]) + bytes([pb.memory[1, 0x9FFF]])
+        for b in range(1, 8):
+            cgb_memory[f"WRAM bank {b}"] = bytes(pb.memory[b, 0xD000:0xDFFF]) + bytes([pb.memory[b, 0xDFFF]])
     return Snapshot(
         regs,
         regions,
@@ -125,6 +147,7 @@ def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0, with_state: bool =
         screen=pb.screen.ndarray.copy() if screen else None,
         cycles=cycles,
         sound=pb.sound.ndarray.copy(),
+        cgb_memory=cgb_memory,
     )
 
 
@@ -150,11 +173,18 @@ def snapshot_emurust(gb, screen: bool, with_state: bool = True) -> Snapshot:
         for name, (lo, hi) in REGIONS.items():
             if lo <= addr < hi:
                 data = bytearray(regions[name])
-                data[addr - lo] = state[_PYBOY_STAT_OFFSET] if state else 0
+                data[addr - lo] = state[_PYBOY_STAT_OFFSET + (_PYBOY_CGB_SHIFT if gb.cgb else 0)] if state else 0
                 regions[name] = bytes(data)
+    cgb_memory = {}
+    if gb.cgb:
+        cgb_memory["VRAM bank 1"] = bytes(gb.vram_bank1())
+        wram = bytes(gb.wram_banks())
+        for b in range(1, 8):
+            cgb_memory[f"WRAM bank {b}"] = wram[b * 0x1000 : (b + 1) * 0x1000]
     return Snapshot(
         regs,
         regions,
+        cgb_memory=cgb_memory,
         cart_ram=bytes(gb.cartridge_ram()),
         screen=gb.screen_rgba() if screen else None,
         cycles=gb.cycles if with_state else None,
@@ -175,6 +205,14 @@ def first_divergence(frame: int, ours: Snapshot, ref: Snapshot, skip=()) -> Opti
         if a != b:
             i = next(i for i in range(len(a)) if a[i] != b[i])
             return Divergence(frame, name, f"{lo + i:#06x}", a[i], b[i])
+    for name, a in ours.cgb_memory.items():
+        if name in skip:
+            continue
+        b = ref.cgb_memory.get(name)
+        if b is not None and a != b:
+            i = next(i for i in range(len(a)) if a[i] != b[i])
+            base = 0x8000 if name.startswith("VRAM") else 0xD000
+            return Divergence(frame, name, f"{base + i:#06x}", a[i], b[i])
     if ours.cart_ram != ref.cart_ram:
         a, b = ours.cart_ram, ref.cart_ram
         if len(a) != len(b):

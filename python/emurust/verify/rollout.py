@@ -15,6 +15,7 @@ from .compare import (
     first_divergence,
     make_pyboy,
     pyboy_boot_rom_path,
+    pyboy_hardware_is_cgb,
     snapshot_emurust,
     snapshot_pyboy,
 )
@@ -99,13 +100,6 @@ def cgb_flagged(rom_path: str) -> bool:
     return len(head) > 0x143 and bool(head[0x143] & 0x80)
 
 
-#: What `emurust verify rollout --cgb auto` says of a CGB-flagged ROM instead of comparing it.
-CGB_MESSAGE = (
-    "CGB-flagged ROM: PyBoy runs it as a Game Boy Color; emurust has no CGB mode yet: "
-    "rerun with --cgb off to compare against PyBoy(cgb=False)"
-)
-
-
 #: Bytes at the end of a PyBoy 2.8.1 DMG state after an MBC3 clock block: joypad, serial, Super GB.
 _PYBOY_TAIL_AFTER_RTC = 2 + 36 + 10379
 
@@ -151,8 +145,10 @@ def rollout(
     state_every: int = 1,
     start_state=None,
     policy: str = "random",
-    pyboy_cgb: Optional[bool] = None,
+    cgb: Optional[bool] = None,
     compare_after: int = 0,
+    compare_sound: bool = True,
+    pyboy_cgb: Optional[bool] = None,
 ) -> RolloutResult:
     """Run `frames` frames on both emulators; compare after every `compare_every` frames.
 
@@ -173,20 +169,26 @@ def rollout(
     :func:`pyboy_state_without_wall_clock`), emurust through ``load_pyboy_state``. Frames are
     then counted from the state.
 
-    `policy` picks the button schedule (see :func:`button_schedule`); `pyboy_cgb` is passed to
-    PyBoy as its ``cgb`` argument (None: PyBoy's choice from the header; False: run a
-    CGB-flagged ROM as a DMG, as emurust does).
+    `policy` picks the button schedule (see :func:`button_schedule`); `pyboy_cgb` is the former
+    name of `cgb`.
 
     Frames up to `compare_after` are run without comparisons and without drawing (used to
     pinpoint a divergence known to lie after that frame).
+
+    `cgb` is PyBoy's argument (None: Game Boy Color hardware for cartridges whose header asks
+    for it); both emulators get the same one, and on CGB hardware emurust runs PyBoy's CGB boot
+    ROM. With `compare_sound=False` the audio output (samples, PCM12/PCM34) is not compared.
     """
     import emurust
 
-    with open(pyboy_boot_rom_path(), "rb") as f:
+    if cgb is None:
+        cgb = pyboy_cgb
+    hw_cgb = pyboy_hardware_is_cgb(rom_path, cgb)
+    with open(pyboy_boot_rom_path(hw_cgb), "rb") as f:
         boot = f.read()
-    gb = emurust.GameBoy(rom_path, boot_rom=boot if boot_rom else None)
-    pb = make_pyboy(rom_path, cgb=pyboy_cgb)
-    skip = () if boot_rom else ("VRAM",)
+    gb = emurust.GameBoy(rom_path, boot_rom=boot if boot_rom else None, cgb=hw_cgb)
+    pb = make_pyboy(rom_path, cgb)
+    skip = () if boot_rom else ("VRAM", "VRAM bank 1")
     if start_state is not None:
         import io
 
@@ -231,12 +233,16 @@ def rollout(
                 pass
             elif pattern is not None or frame % compare_every == 0 or frame == frames:
                 with_state = state_every <= 1 or frame % state_every == 0 or frame == frames
-                d = first_divergence(
-                    frame,
-                    snapshot_emurust(gb, render, with_state),
-                    snapshot_pyboy(pb, render, len(gb.cartridge_ram()) // 0x2000, with_state),
-                    skip=skip,
-                )
+                ours = snapshot_emurust(gb, render, with_state)
+                ref = snapshot_pyboy(pb, render, len(gb.cartridge_ram()) // 0x2000, with_state, hw_cgb)
+                if not compare_sound:
+                    # Audio output: the samples and the PCM12/PCM34 registers (FF76, FF77).
+                    ours.sound = ref.sound = None
+                    for snap in (ours, ref):
+                        io = bytearray(snap.regions["IO"])
+                        io[0x76:0x78] = b"\0\0"
+                        snap.regions["IO"] = bytes(io)
+                d = first_divergence(frame, ours, ref, skip=skip)
                 if d is None and bytes(gb.serial_output()) != bytes(serial_pb):
                     d = Divergence(frame, "serial", "output so far", bytes(gb.serial_output())[-40:], bytes(serial_pb)[-40:])
                 if d is not None:
@@ -350,8 +356,8 @@ def _reproduce(args, rom: str, state: Optional[str], frame: int) -> str:
     cmd = f"emurust verify rollout {rom} --frames {frame} --seed {args.seed} --render-every {args.render_every}"
     if args.policy != "random":
         cmd += f" --policy {args.policy}"
-    if args.cgb == "off":
-        cmd += " --cgb off"
+    if args.cgb != "auto":
+        cmd += f" --cgb {args.cgb}"
     if args.no_boot_rom:
         cmd += " --no-boot-rom"
     if state:
@@ -378,7 +384,7 @@ def _run_one(args, rom: str, state: Optional[str], many: bool, progress_total: O
             boot_rom=not args.no_boot_rom,
             start_state=state,
             policy=args.policy,
-            pyboy_cgb=False if args.cgb == "off" else None,
+            cgb={"auto": None, "on": True, "off": False}[args.cgb],
         )
     except Exception as e:  # a ROM or state that cannot be loaded is reported, not fatal
         return RunRow(rom, start, "not compared", note=f"{type(e).__name__}: {e}")
@@ -407,7 +413,7 @@ def _run_one(args, rom: str, state: Optional[str], many: bool, progress_total: O
             rom,
             r,
             reproduce=_reproduce(args, rom, state, r.divergence.frame),
-            input_desc=f"{args.policy} button policy (seed {args.seed}), " + boot + (", PyBoy with cgb=False" if args.cgb == "off" else ""),
+            input_desc=f"{args.policy} button policy (seed {args.seed}), " + boot + (f", --cgb {args.cgb}" if args.cgb != "auto" else ""),
         )
         row.note = f"repair prompt: {target}"
     return row
@@ -443,7 +449,7 @@ def _print_table(rows: list[RunRow]) -> None:
 
 def _main(args) -> int:
     """0: every run identical; 1: at least one diverged; 2: none diverged but some could not
-    be compared (a ROM or state that does not load, a CGB-flagged ROM under --cgb auto, a ROM
+    be compared (a ROM or state that does not load, a ROM
     without a matching state under --states), or bad arguments."""
     import os
     import sys
@@ -468,9 +474,6 @@ def _main(args) -> int:
     jobs: list[tuple[str, Optional[str]]] = []
     rows: list[RunRow] = []
     for rom in roms:
-        if args.cgb == "auto" and cgb_flagged(rom):
-            rows.append(RunRow(rom, "-", "not compared", note=CGB_MESSAGE))
-            continue
         if args.states:
             found = states_for(rom, args.states)
             if not found:
@@ -523,10 +526,10 @@ def add_parser(sub) -> None:
     p.add_argument("--policy", choices=POLICIES, default="random", help="buttons: random presses (default), long holds, or menu mashing (rapid A/START)")
     p.add_argument(
         "--cgb",
-        choices=("auto", "off"),
+        choices=("auto", "on", "off"),
         default="auto",
-        help="auto: CGB-flagged ROMs (0x0143 bit 7) are reported, not compared (PyBoy runs them as a Game Boy Color, emurust "
-        "has no CGB mode); off: compare them against PyBoy(cgb=False)",
+        help="hardware of both emulators: auto (default) chooses as PyBoy does (a ROM whose header sets 0x0143 bit 7 runs "
+        "as a Game Boy Color), on: Game Boy Color, off: DMG (PyBoy(cgb=False))",
     )
     p.add_argument("--render-every", type=int, default=1, metavar="K", help="draw and compare the screen every K frames")
     p.add_argument("--compare-every", type=int, default=1, metavar="K", help="compare the full state every K frames (and at the end)")
@@ -554,20 +557,18 @@ def add_parser(sub) -> None:
 def make_states(rom: str, frames: list[int], seed: int, out_dir: str, policy: str = "random", cgb: str = "auto") -> list[str]:
     """Run `rom` on PyBoy 2.8.1 (from power-on, through its boot ROM) with the button policy and
     save a .state at each frame in `frames`: ``OUT/ROMNAME-f{frame}-{policy}-s{seed}.state``.
-    With `cgb` = "auto" a CGB-flagged ROM is refused (PyBoy would save a Game Boy Color state,
-    which emurust cannot load); "off" runs PyBoy with cgb=False."""
+    `cgb`: "auto" lets PyBoy choose from the header (a CGB-flagged ROM runs as a Game Boy Color),
+    "on" forces Game Boy Color hardware, "off" runs PyBoy with cgb=False."""
     import io
     import os
 
-    if cgb == "auto" and cgb_flagged(rom):
-        raise ValueError(CGB_MESSAGE.replace("rerun with --cgb off to compare against", "rerun with --cgb off to save states of"))
     frames = sorted(set(frames))
     if not frames or frames[0] < 1:
         raise ValueError("--frames: positive frame numbers, e.g. 600,1800")
     os.makedirs(out_dir, exist_ok=True)
     stem = os.path.splitext(os.path.basename(rom))[0]
     schedule = button_schedule(seed, frames[-1], policy=policy)
-    pb = make_pyboy(rom, cgb=False if cgb == "off" else None)
+    pb = make_pyboy(rom, cgb={"auto": None, "on": True, "off": False}[cgb])
     written = []
     try:
         done = 0
@@ -613,6 +614,6 @@ def add_make_states_parser(sub) -> None:
     p.add_argument("--frames", default="600,1800", help="comma-separated frame numbers (default 600,1800)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--policy", choices=POLICIES, default="random")
-    p.add_argument("--cgb", choices=("auto", "off"), default="auto", help="off: run a CGB-flagged ROM on PyBoy(cgb=False)")
+    p.add_argument("--cgb", choices=("auto", "on", "off"), default="auto", help="PyBoy's hardware: auto (its choice from the header), on (Game Boy Color), off (DMG)")
     p.add_argument("--out", required=True, metavar="DIR")
     p.set_defaults(func=_make_states_main)

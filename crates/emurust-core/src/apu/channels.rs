@@ -161,6 +161,53 @@ impl Envelope {
         }
     }
 
+    /// CGB: the extra envelope step an NRx2 write armed (bit 3 of the countdown, set by
+    /// [`Envelope::nrx2_glitch`]); the frame sequencer calls this on every even step.
+    pub fn clock_extra(&mut self) {
+        if self.countdown & ENVELOPE_EXTRA_TICK != 0 {
+            self.countdown &= 7;
+            let next = self.volume + if self.rising { 1 } else { -1 };
+            if (0..=15).contains(&next) {
+                self.volume = next;
+            }
+        }
+    }
+
+    /// CGB "zombie mode": what an NRx2 write does to the volume of a playing channel, as
+    /// PyBoy models it. Call before [`Envelope::write`]; `playing` is the channel's state.
+    pub fn nrx2_glitch(&mut self, value: u8, playing: bool) {
+        if !playing || value & 0xF8 == 0 {
+            return;
+        }
+        let old = self.reg();
+        let mut tick = value & 7 != 0 && old & 7 == 0;
+        let invert = (value & 8) ^ (old & 8) != 0;
+        if value & 0xF == 8 && old & 0xF == 8 {
+            tick = true;
+        }
+        if invert {
+            if value & 8 != 0 {
+                if old & 7 == 0 {
+                    self.volume ^= 0xF;
+                } else {
+                    self.volume = (0xE - self.volume) & 0xF;
+                }
+                tick = false;
+            } else {
+                self.volume = (0x10 - self.volume) & 0xF;
+            }
+        }
+        if tick {
+            self.volume += if value & 8 != 0 { 1 } else { -1 };
+            self.volume &= 0xF;
+        }
+        if value & 7 == 0 {
+            self.countdown = 0;
+        } else if old & 7 == 0 {
+            self.countdown = (value & 7) as i64 | ENVELOPE_EXTRA_TICK;
+        }
+    }
+
     fn save(&self, w: &mut StateWriter) {
         w.u8(self.initial);
         w.bool(self.rising);
@@ -178,6 +225,9 @@ impl Envelope {
         Ok(())
     }
 }
+
+/// Bit of an envelope countdown that marks a pending CGB extra step (PyBoy's value).
+const ENVELOPE_EXTRA_TICK: i64 = 0x08;
 
 /// Duty waveforms; bit `n` is the output at duty step `n` (12.5 %, 25 %, 50 %, 75 %).
 const DUTY_BITS: [u8; 4] = [0b1000_0000, 0b1000_0001, 0b1110_0001, 0b0111_1110];
@@ -200,6 +250,11 @@ pub(super) struct Pulse {
     /// T-cycles the duty timer still has to run (see [`Pulse::advance`]). `countdown` and
     /// `step` are only meaningful after [`Pulse::settle`] (or through [`Pulse::settled`]).
     pending: u64,
+    /// CGB: silent until the first duty step after a fresh trigger.
+    pub suppressed: bool,
+    /// CGB: an NRx1 duty written while playing takes effect at the next duty step.
+    pub pending_duty: u8,
+    pub duty_pending: bool,
 }
 
 impl Pulse {
@@ -218,12 +273,15 @@ impl Pulse {
             step_cycles: 4,
             step: 0,
             pending: 0,
+            suppressed: false,
+            pending_duty: 0,
+            duty_pending: false,
         }
     }
 
     pub fn read(&self, reg: u8) -> u8 {
         match reg {
-            1 => self.duty << 6 | 0x3F,
+            1 => (if self.duty_pending { self.pending_duty } else { self.duty }) << 6 | 0x3F,
             2 => self.env.reg(),
             4 => (self.length.enabled as u8) << 6 | 0xBF,
             _ => 0xFF,
@@ -299,18 +357,28 @@ impl Pulse {
         (countdown, step)
     }
 
-    /// Run the pending cycles (see [`Pulse::advance`]).
+    /// Run the pending cycles (see [`Pulse::advance`]). A duty step also ends the CGB's
+    /// trigger silence and applies a pending duty.
     #[inline]
     pub fn settle(&mut self) {
         if self.pending != 0 {
-            (self.countdown, self.step) = self.settled();
+            let (countdown, edges) = run_timer(self.countdown, self.pending as i64, self.step_cycles);
+            self.countdown = countdown;
+            if edges > 0 {
+                self.step = ((self.step as i64 + edges) & 7) as u8;
+                if self.duty_pending {
+                    self.duty = self.pending_duty;
+                    self.duty_pending = false;
+                }
+                self.suppressed = false;
+            }
             self.pending = 0;
         }
     }
 
     pub fn sample(&mut self) -> i64 {
         self.settle();
-        if self.on && DUTY_BITS[self.duty as usize] >> self.step & 1 != 0 {
+        if self.on && !self.suppressed && DUTY_BITS[self.duty as usize] >> self.step & 1 != 0 {
             self.env.volume
         } else {
             0
@@ -362,6 +430,12 @@ pub(super) struct Sweep {
     /// A calculation in negate mode happened since the last trigger (clearing NR10 bit 3
     /// afterwards disables the channel).
     pub negated: bool,
+    /// CGB: T-cycles during which sweep clocks are ignored after an active retrigger.
+    pub restart_hold: i64,
+    /// CGB: T-cycles until a sweep calculation that follows a frame-sequencer clock.
+    pub calc_delay: i64,
+    /// Game Boy Color hardware.
+    pub cgb: bool,
 }
 
 impl Sweep {
@@ -408,9 +482,11 @@ impl Sweep {
         true
     }
 
-    /// Called after `Pulse::trigger` on CH1.
-    pub fn trigger(&mut self, ch: &mut Pulse) {
+    /// Called after `Pulse::trigger` on CH1 (`was_on`: CH1 was playing before).
+    pub fn trigger(&mut self, ch: &mut Pulse, was_on: bool) {
         let pending = self.check_delay;
+        self.calc_delay = 0;
+        self.restart_hold = if self.cgb && was_on && self.shift == 0 { 9 } else { 0 };
         if pending != 0 {
             self.check_delay = pending + 8;
         }
@@ -433,7 +509,7 @@ impl Sweep {
 
     /// Frame sequencer steps 2 and 6.
     pub fn clock(&mut self, ch: &mut Pulse) {
-        if !(self.active && ch.on) {
+        if self.restart_hold != 0 || !(self.active && ch.on) {
             return;
         }
         self.countdown -= 1;
@@ -441,14 +517,46 @@ impl Sweep {
             return;
         }
         self.countdown = self.period();
-        if self.pace != 0 && self.calculate(true, ch) && self.check_delay == 0 {
-            self.calculate(false, ch);
+        if self.pace != 0 {
+            if self.cgb && self.shift == 0 {
+                // CGB: the calculation follows the sequencer clock by one 1 MHz tick.
+                self.calc_delay = 4;
+            } else if self.calculate(true, ch) && self.check_delay == 0 {
+                self.calculate(false, ch);
+            }
         }
     }
 
     /// Runs the delayed overflow check's timer for `cycles` T-cycles.
     #[inline]
     pub fn advance(&mut self, cycles: u64, ch: &mut Pulse) {
+        if self.check_delay == 0 {
+            return;
+        }
+        self.check_delay -= cycles as i64;
+        if self.check_delay <= 0 {
+            self.check_delay = 0;
+            if self.shift != 0 {
+                self.calculate(false, ch);
+            }
+        }
+    }
+
+    /// CGB: [`Sweep::advance`] with the retrigger hold and the delayed calculation.
+    pub fn advance_cgb(&mut self, cycles: u64, ch: &mut Pulse) {
+        if self.restart_hold != 0 {
+            self.restart_hold = (self.restart_hold - cycles as i64).max(0);
+        }
+        if self.calc_delay != 0 {
+            self.calc_delay -= cycles as i64;
+            if self.calc_delay <= 0 {
+                self.calc_delay = 0;
+                if self.pace != 0 && self.calculate(true, ch) && self.check_delay == 0 {
+                    self.calculate(false, ch);
+                }
+            }
+            return;
+        }
         if self.check_delay == 0 {
             return;
         }
@@ -506,6 +614,15 @@ pub(super) struct Wave {
     /// On DMG the CPU can reach wave RAM while CH3 plays only right when CH3 fetched a
     /// sample: true for the cycle of the fetch and the one after.
     pub fetch_window: bool,
+    /// Game Boy Color hardware: wave RAM always reachable (at the current byte), no
+    /// retrigger corruption, and the fields below.
+    pub cgb: bool,
+    /// CGB: silent until the first fetch after a fresh trigger.
+    pub suppressed: bool,
+    /// CGB: an active retrigger restarts at position 1 at the next fetch and keeps playing
+    /// the old sample (`sample_pos`) until then.
+    pub restart_pending: bool,
+    pub sample_pos: u8,
 }
 
 impl Wave {
@@ -526,6 +643,10 @@ impl Wave {
             step_cycles: 4,
             pos: 0,
             fetch_window: false,
+            cgb: false,
+            suppressed: false,
+            restart_pending: false,
+            sample_pos: 0,
         }
     }
 
@@ -550,6 +671,7 @@ impl Wave {
                 self.dac = v & 0x80 != 0;
                 if !self.dac {
                     self.on = false;
+                    self.restart_pending = false;
                 }
             }
             1 => {
@@ -573,6 +695,26 @@ impl Wave {
     }
 
     pub fn trigger(&mut self) {
+        if self.cgb {
+            let was_on = self.on;
+            self.on = self.dac;
+            if self.length.remaining == 0 {
+                self.length.remaining = 256;
+            }
+            self.countdown = self.step_cycles + 5;
+            if was_on {
+                self.sample_pos = self.pos;
+                self.pos = 0;
+                self.restart_pending = true;
+            } else {
+                self.pos = 0;
+                self.sample_pos = 0;
+                self.suppressed = true;
+                self.restart_pending = false;
+            }
+            self.fetch_window = false;
+            return;
+        }
         if self.on && self.countdown == 1 {
             // DMG quirk: retriggering just as CH3 is about to fetch corrupts the first
             // bytes of wave RAM with the block being fetched.
@@ -613,7 +755,29 @@ impl Wave {
         }
     }
 
+    /// CGB: [`Wave::advance`] with the retrigger and silence rules.
+    pub fn advance_cgb(&mut self, cycles: u64) {
+        if !self.on {
+            return;
+        }
+        let (countdown, edges) = run_timer(self.countdown, cycles as i64, self.step_cycles);
+        self.countdown = countdown;
+        if edges > 0 {
+            self.suppressed = false;
+            if self.restart_pending {
+                self.restart_pending = false;
+                self.pos = (edges & 31) as u8;
+            } else {
+                self.pos = ((self.pos as i64 + edges) & 31) as u8;
+            }
+            self.sample_pos = self.pos;
+        }
+    }
+
     pub fn ram_read(&self, index: usize) -> u8 {
+        if self.on && self.cgb {
+            return self.ram[self.pos as usize / 2];
+        }
         if !self.on {
             self.ram[index]
         } else if self.fetch_window {
@@ -624,6 +788,10 @@ impl Wave {
     }
 
     pub fn ram_write(&mut self, index: usize, v: u8) {
+        if self.on && self.cgb {
+            self.ram[self.pos as usize / 2] = v;
+            return;
+        }
         if !self.on {
             self.ram[index] = v;
         } else if self.fetch_window {
@@ -632,11 +800,12 @@ impl Wave {
     }
 
     pub fn sample(&self) -> i64 {
-        if !(self.on && self.dac) {
+        if !(self.on && self.dac) || self.suppressed {
             return 0;
         }
-        let byte = self.ram[self.pos as usize / 2];
-        let nibble = if self.pos & 1 == 0 {
+        let pos = if self.cgb { self.sample_pos } else { self.pos };
+        let byte = self.ram[pos as usize / 2];
+        let nibble = if pos & 1 == 0 {
             byte >> 4
         } else {
             byte & 0x0F
@@ -723,6 +892,12 @@ fn lfsr_shift(mut lfsr: u16, short: bool, mut n: u64) -> u16 {
     lfsr
 }
 
+/// One LFSR shift as PyBoy's CGB noise channel performs it (the same shift as the DMG's).
+#[inline]
+fn lfsr_shift_once_cgb(lfsr: u16, short: bool) -> u16 {
+    lfsr_shift(lfsr, short, 1)
+}
+
 /// Base divisors of the noise channel's clock (NR43 bits 0-2), in T-cycles.
 const NOISE_DIVISORS: [i64; 8] = [8, 16, 32, 48, 64, 80, 96, 112];
 
@@ -741,6 +916,13 @@ pub(super) struct Noise {
     pub lfsr: u16,
     /// T-cycles the LFSR's clock still has to run (lazy, as for [`Pulse::advance`]).
     pending: u64,
+    /// Game Boy Color hardware: PyBoy clocks the LFSR from a free-running 14-bit counter
+    /// (the fields below) instead of the DMG's period timer.
+    pub cgb: bool,
+    pub counter: u16,
+    pub counter_countdown: i64,
+    pub alignment: u8,
+    pub counter_running: bool,
 }
 
 impl Noise {
@@ -760,6 +942,11 @@ impl Noise {
             step_cycles: 8,
             lfsr: 1,
             pending: 0,
+            cgb: false,
+            counter: 0,
+            counter_countdown: 0,
+            alignment: 0,
+            counter_running: false,
         }
     }
 
@@ -777,6 +964,9 @@ impl Noise {
     }
 
     fn set_nr43(&mut self, v: u8) {
+        if self.cgb {
+            return self.set_nr43_cgb(v);
+        }
         // The cycles run so far ran with the old period and width.
         self.settle();
         self.clock_shift = v >> 4;
@@ -807,7 +997,88 @@ impl Noise {
         false
     }
 
+    /// NR43 on the CGB: a divisor change restarts the counter's countdown, and a shift change
+    /// that makes the selected counter bit rise clocks the LFSR.
+    fn set_nr43_cgb(&mut self, v: u8) {
+        let old_divisor = self.divisor;
+        let old_bit = self.counter >> self.clock_shift & 1;
+        let old_countdown = self.counter_countdown;
+        self.clock_shift = v >> 4;
+        self.short_mode = v & 0x08 != 0;
+        self.divisor = v & 7;
+        self.step_cycles = NOISE_DIVISORS[self.divisor as usize] << self.clock_shift;
+        if self.counter_running && old_divisor != self.divisor {
+            self.counter_countdown = NOISE_DIVISORS[self.divisor as usize] >> 1;
+            if self.divisor == 2 && self.clock_shift == 1 && self.alignment == 0 {
+                if old_divisor == 0 {
+                    self.counter_countdown += 2;
+                } else if old_divisor == 1 {
+                    self.counter_countdown = old_countdown;
+                }
+            }
+        }
+        if self.on && old_bit == 0 && (self.counter as u32) >> self.clock_shift & 1 != 0 {
+            self.lfsr = lfsr_shift_once_cgb(self.lfsr, self.short_mode);
+        }
+    }
+
+    /// CGB: run the counter for `cycles` T-cycles (eagerly, chunk by chunk as PyBoy does:
+    /// the alignment drops odd cycles of each chunk).
+    pub fn advance_cgb(&mut self, cycles: u64) {
+        self.alignment = ((self.alignment as u64 + (cycles >> 1)) & 3) as u8;
+        if !self.counter_running {
+            return;
+        }
+        let mut cycles = cycles as i64;
+        let period = NOISE_DIVISORS[self.divisor as usize] >> 1;
+        let mut countdown = if self.counter_countdown != 0 {
+            self.counter_countdown
+        } else {
+            period
+        };
+        let mask = 1u32 << self.clock_shift;
+        while cycles >= countdown {
+            cycles -= countdown;
+            countdown = period;
+            let old = self.counter as u32;
+            self.counter = (self.counter + 1) & 0x3FFF;
+            if self.on && old & mask == 0 && self.counter as u32 & mask != 0 {
+                self.lfsr = lfsr_shift_once_cgb(self.lfsr, self.short_mode);
+            }
+        }
+        self.counter_countdown = countdown - cycles;
+    }
+
     pub fn trigger(&mut self) {
+        if self.cgb {
+            let was_on = self.on;
+            self.on = !self.env.dac_off();
+            if self.length.remaining == 0 {
+                self.length.remaining = 64;
+            }
+            self.countdown = self.step_cycles;
+            self.env.restart();
+            self.lfsr = 0x7FFF;
+            if !was_on {
+                self.counter = 0;
+                self.counter_running = true;
+                let d = self.divisor as i64;
+                let mut c = d * 4 + 6;
+                if self.alignment & 1 != 0 {
+                    c += if d == 0 { 1 } else { -1 };
+                    if d != 0 && self.alignment & 2 != 0 {
+                        c -= 2;
+                    }
+                } else if d != 0 {
+                    c -= if self.alignment & 2 != 0 { 2 } else if d > 1 { 4 } else { 0 };
+                }
+                self.counter_countdown = c * 2;
+            } else {
+                // The divider keeps running while an active trigger restarts the LFSR.
+                self.counter_countdown += (NOISE_DIVISORS[self.divisor as usize] >> 1) + 2;
+            }
+            return;
+        }
         // Everything the pending cycles would change is reset here; drop them.
         self.pending = 0;
         self.on = !self.env.dac_off();

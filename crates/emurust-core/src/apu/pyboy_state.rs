@@ -4,7 +4,9 @@
 //! each channel. Every PyBoy field has a counterpart here (names differ, meanings are the
 //! same; see the field docs in `apu.rs` and `channels.rs`). Fields that only a Game Boy Color
 //! ever changes (duty-change latches, sample suppression, CH1 sweep delays, CH3 restart,
-//! CH4 divider counter) must hold their DMG values; a state where they do not is refused.
+//! CH4 divider counter, the double-speed shift) are exchanged as they are on Game Boy Color
+//! hardware; on a DMG they must hold their DMG values, and a state where they do not is
+//! refused.
 //! Fields PyBoy does not save (the times of the last DIV edge write and power-off) take the
 //! values a freshly created PyBoy has: 0.
 
@@ -47,9 +49,9 @@ fn flag(r: &mut StateReader) -> Result<bool, CoreError> {
     Ok(r.u8()? != 0)
 }
 
-/// A field only a Game Boy Color sets: it must be zero in a DMG state.
-fn dmg_zero(v: u64, what: &str) -> Result<(), CoreError> {
-    if v != 0 {
+/// A field only a Game Boy Color sets: it must be zero in a DMG state (`cgb` false).
+fn dmg_zero(cgb: bool, v: u64, what: &str) -> Result<(), CoreError> {
+    if !cgb && v != 0 {
         return Err(err(format!(
             "{what} is {v}, which only a Game Boy Color produces"
         )));
@@ -85,6 +87,9 @@ fn load_env_regs(r: &mut StateReader) -> Result<Envelope, CoreError> {
 }
 
 fn save_pulse(w: &mut StateWriter, p: &Pulse, on_bit: u8) {
+    let mut p = p.clone();
+    p.settle();
+    let p = &p;
     w.u8(p.duty);
     w.u8(p.length_load);
     save_env_regs(w, &p.env);
@@ -98,12 +103,12 @@ fn save_pulse(w: &mut StateWriter, p: &Pulse, on_bit: u8) {
     w.i64(p.step_cycles);
     w.i64(step as i64);
     w.i64(p.env.volume);
-    w.u8(0); // sample suppressed (CGB)
-    w.u8(0); // pending duty (CGB)
-    w.u8(0); // duty update pending (CGB)
+    w.bool(p.suppressed);
+    w.u8(p.pending_duty);
+    w.bool(p.duty_pending);
 }
 
-fn load_pulse(r: &mut StateReader, what: &str) -> Result<Pulse, CoreError> {
+fn load_pulse(r: &mut StateReader, what: &str, cgb: bool) -> Result<Pulse, CoreError> {
     let mut p = Pulse::new();
     p.duty = r.u8()?;
     p.length_load = r.u8()?;
@@ -133,9 +138,16 @@ fn load_pulse(r: &mut StateReader, what: &str) -> Result<Pulse, CoreError> {
     }
     p.step = step as u8;
     p.env.volume = check_count(r.i64()?, "envelope volume")?;
-    dmg_zero(r.u8()? as u64, "the sample suppression")?;
-    let _pending_duty = r.u8()?; // only read while an update is pending (CGB)
-    dmg_zero(r.u8()? as u64, "a pending duty update")?;
+    let suppressed = r.u8()?;
+    dmg_zero(cgb, suppressed as u64, "the sample suppression")?;
+    let pending_duty = r.u8()?; // only read while an update is pending (CGB)
+    let duty_pending = r.u8()?;
+    dmg_zero(cgb, duty_pending as u64, "a pending duty update")?;
+    if cgb {
+        p.suppressed = suppressed != 0;
+        p.pending_duty = pending_duty & 3;
+        p.duty_pending = duty_pending != 0;
+    }
     Ok(p)
 }
 
@@ -145,22 +157,24 @@ fn save_sweep(w: &mut StateWriter, s: &Sweep) {
     w.u8(s.shift);
     w.i64(s.countdown);
     w.i64(s.check_delay);
-    w.i64(0); // delayed calculation (CGB)
-    w.i64(0); // restart hold (CGB)
+    w.i64(s.calc_delay);
+    w.i64(s.restart_hold);
     w.bool(s.negated);
     w.bool(s.active);
     w.i64(s.shadow);
 }
 
-fn load_sweep(r: &mut StateReader) -> Result<Sweep, CoreError> {
+fn load_sweep(r: &mut StateReader, cgb: bool) -> Result<Sweep, CoreError> {
     let (pace, negate, shift) = (r.u8()?, r.u8()?, r.u8()?);
     if pace > 7 || negate > 1 || shift > 7 {
         return Err(err("NR10 fields out of range".into()));
     }
     let countdown = check_count(r.i64()?, "sweep countdown")?;
     let check_delay = check_count(r.i64()?, "sweep check delay")?;
-    dmg_zero(r.i64()? as u64, "the delayed sweep calculation")?;
-    dmg_zero(r.i64()? as u64, "the sweep restart hold")?;
+    let calc_delay = r.i64()?;
+    dmg_zero(cgb, calc_delay as u64, "the delayed sweep calculation")?;
+    let restart_hold = r.i64()?;
+    dmg_zero(cgb, restart_hold as u64, "the sweep restart hold")?;
     let negated = flag(r)?;
     let active = flag(r)?;
     let shadow = check_shadow(r.i64()?)?;
@@ -173,6 +187,9 @@ fn load_sweep(r: &mut StateReader) -> Result<Sweep, CoreError> {
         shadow,
         check_delay,
         negated,
+        restart_hold,
+        calc_delay,
+        cgb,
     })
 }
 
@@ -188,15 +205,17 @@ fn save_wave(w: &mut StateWriter, c: &Wave) {
     w.i64(c.countdown);
     w.i64(c.step_cycles);
     w.i64(c.pos as i64);
-    w.u8(0); // sample suppressed (cleared at once on DMG)
+    w.bool(c.suppressed); // always clear on the DMG (cleared at once there)
     w.i64(c.level_shift as i64);
     w.bool(c.fetch_window);
-    w.u8(0); // restart pending (CGB)
-    w.i64(c.pos as i64); // the sample position equals the fetch position on DMG
+    w.bool(c.restart_pending);
+    // The sample position equals the fetch position on DMG.
+    w.i64(if c.cgb { c.sample_pos } else { c.pos } as i64);
 }
 
-fn load_wave(r: &mut StateReader) -> Result<Wave, CoreError> {
+fn load_wave(r: &mut StateReader, cgb: bool) -> Result<Wave, CoreError> {
     let mut c = Wave::new();
+    c.cgb = cgb;
     for b in c.ram.iter_mut() {
         *b = r.u8()?;
     }
@@ -217,15 +236,25 @@ fn load_wave(r: &mut StateReader) -> Result<Wave, CoreError> {
         return Err(err(format!("CH3 position {pos} out of range")));
     }
     c.pos = pos as u8;
-    dmg_zero(r.u8()? as u64, "CH3's sample suppression")?;
+    let suppressed = r.u8()?;
+    dmg_zero(cgb, suppressed as u64, "CH3's sample suppression")?;
+    c.suppressed = suppressed != 0;
     let shift = r.i64()?;
     if !(0..=4).contains(&shift) {
         return Err(err(format!("CH3 volume shift {shift} out of range")));
     }
     c.level_shift = shift as u8;
     c.fetch_window = flag(r)?;
-    dmg_zero(r.u8()? as u64, "CH3's pending restart")?;
-    if r.i64()? != pos {
+    let restart = r.u8()?;
+    dmg_zero(cgb, restart as u64, "CH3's pending restart")?;
+    c.restart_pending = restart != 0;
+    let sample_pos = r.i64()?;
+    if cgb {
+        if !(0..32).contains(&sample_pos) {
+            return Err(err(format!("CH3 sample position {sample_pos} out of range")));
+        }
+        c.sample_pos = sample_pos as u8;
+    } else if sample_pos != pos {
         return Err(err(
             "CH3 sample and fetch positions differ, which only a Game Boy Color produces".into(),
         ));
@@ -250,14 +279,15 @@ fn save_noise(w: &mut StateWriter, c: &Noise) {
     w.i64(if c.short_mode { 0x4040 } else { 0x4000 });
     w.i64(c.env.volume);
     // The Game Boy Color's divider counter: counter, countdown, alignment, running.
-    w.i64(0);
-    w.i64(0);
-    w.i64(0);
-    w.u8(0);
+    w.i64(c.counter as i64);
+    w.i64(c.counter_countdown);
+    w.i64(c.alignment as i64);
+    w.bool(c.counter_running);
 }
 
-fn load_noise(r: &mut StateReader) -> Result<Noise, CoreError> {
+fn load_noise(r: &mut StateReader, cgb: bool) -> Result<Noise, CoreError> {
     let mut c = Noise::new();
+    c.cgb = cgb;
     c.length_load = r.u8()?;
     c.env = load_env_regs(r)?;
     let (shift, short, divisor) = (r.u8()?, r.u8()?, r.u8()?);
@@ -286,11 +316,18 @@ fn load_noise(r: &mut StateReader) -> Result<Noise, CoreError> {
         )));
     }
     c.env.volume = check_count(r.i64()?, "envelope volume")?;
-    // The Game Boy Color's divider counter is not used on a DMG.
-    for _ in 0..3 {
-        r.i64()?;
+    // The Game Boy Color's divider counter (not used on a DMG).
+    let (counter, countdown, alignment) = (r.i64()?, r.i64()?, r.i64()?);
+    let running = flag(r)?;
+    if cgb {
+        if !(0..0x4000).contains(&counter) || !(0..4).contains(&alignment) {
+            return Err(err("CH4 divider counter out of range".into()));
+        }
+        c.counter = counter as u16;
+        c.counter_countdown = check_count(countdown, "CH4 divider countdown")?;
+        c.alignment = alignment as u8;
+        c.counter_running = running;
     }
-    r.u8()?;
     Ok(c)
 }
 
@@ -303,7 +340,7 @@ impl Apu {
         for s in self.samples {
             w.u8(s as u8);
         }
-        w.u8(0); // speed shift (CGB double speed)
+        w.u8(self.speed_shift); // CGB double speed
         w.f64(self.next_sample);
         w.f64(self.next_seq);
         w.u64(self.hint);
@@ -327,8 +364,8 @@ impl Apu {
         debug_assert_eq!(w.buf.len() - start, PYBOY_SOUND_SECTION_LEN);
     }
 
-    /// Decode PyBoy's sound section into a new APU.
-    pub fn load_pyboy(r: &mut StateReader) -> Result<Apu, CoreError> {
+    /// Decode PyBoy's sound section into a new APU (of Game Boy Color hardware with `cgb`).
+    pub fn load_pyboy(r: &mut StateReader, cgb: bool) -> Result<Apu, CoreError> {
         let mut a = Apu::new();
         let head = r.u64()?;
         let per_frame = r.u64()?;
@@ -346,7 +383,12 @@ impl Apu {
         for s in a.samples.iter_mut() {
             *s = r.u8()? as i8;
         }
-        dmg_zero(r.u8()? as u64, "the double-speed shift")?;
+        let shift = r.u8()?;
+        dmg_zero(cgb, shift as u64, "the double-speed shift")?;
+        if shift > 1 {
+            return Err(err(format!("speed shift {shift} out of range")));
+        }
+        a.speed_shift = shift;
         a.next_sample = r.f64()?;
         a.next_seq = r.f64()?;
         for t in [a.next_sample, a.next_seq] {
@@ -378,11 +420,14 @@ impl Apu {
         }
         a.nr51 = nr51;
         a.nr50 = r.u8()?;
-        a.ch1 = load_pulse(r, "CH1")?;
-        a.sweep = load_sweep(r)?;
-        a.ch2 = load_pulse(r, "CH2")?;
-        a.ch3 = load_wave(r)?;
-        a.ch4 = load_noise(r)?;
+        a.ch1 = load_pulse(r, "CH1", cgb)?;
+        a.sweep = load_sweep(r, cgb)?;
+        a.ch2 = load_pulse(r, "CH2", cgb)?;
+        a.ch3 = load_wave(r, cgb)?;
+        a.ch4 = load_noise(r, cgb)?;
+        if cgb {
+            a.set_cgb();
+        }
         // Not saved by PyBoy; a fresh PyBoy has 0.
         a.last_div_edge_clock = 0;
         a.last_power_off_clock = 0;
@@ -431,7 +476,7 @@ mod tests {
         let mut w = StateWriter::new();
         a.save_pyboy(&mut w);
         assert_eq!(w.buf.len(), PYBOY_SOUND_SECTION_LEN);
-        let mut b = Apu::load_pyboy(&mut StateReader::new(&w.buf)).unwrap();
+        let mut b = Apu::load_pyboy(&mut StateReader::new(&w.buf), false).unwrap();
         let mut w2 = StateWriter::new();
         b.save_pyboy(&mut w2);
         assert_eq!(w.buf, w2.buf);
@@ -454,10 +499,10 @@ mod tests {
         busy_apu().save_pyboy(&mut w);
         let mut bad = w.buf.clone();
         bad[8] = 0x21; // samples per frame
-        assert!(Apu::load_pyboy(&mut StateReader::new(&bad)).is_err());
+        assert!(Apu::load_pyboy(&mut StateReader::new(&bad), false).is_err());
         let mut bad = w.buf.clone();
         bad[24 + SAMPLE_BUFFER_LEN] = 1; // speed shift
-        assert!(Apu::load_pyboy(&mut StateReader::new(&bad)).is_err());
-        assert!(Apu::load_pyboy(&mut StateReader::new(&w.buf[..w.buf.len() - 1])).is_err());
+        assert!(Apu::load_pyboy(&mut StateReader::new(&bad), false).is_err());
+        assert!(Apu::load_pyboy(&mut StateReader::new(&w.buf[..w.buf.len() - 1]), false).is_err());
     }
 }

@@ -1,22 +1,27 @@
-//! Exchanging save states with PyBoy 2.8.1 (its format version 29, DMG, non-CGB cartridges).
+//! Exchanging save states with PyBoy 2.8.1 (its format version 29), on DMG and on Game Boy
+//! Color hardware.
 //!
 //! A PyBoy state is the concatenation of its components' sections, in its Motherboard's order:
 //!
 //! | section      | bytes          | here                                                  |
 //! |--------------|----------------|-------------------------------------------------------|
-//! | header       | 6              | version 29, boot ROM mapped, KEY0, KEY1, double speed, CGB (all CGB fields 0) |
+//! | header       | 6              | version 29, boot ROM mapped, KEY0, KEY1, double speed, CGB hardware |
+//! | HDMA         | 10 (CGB only)  | HDMA1-5, active, current source and destination (16-bit) |
 //! | CPU          | 27             | A F B C D E, HL SP PC (16-bit), IME, EI delay, halted, stopped, IE, "interrupt queued", IF, cycles (64-bit) |
 //! | OAM DMA      | 12             | active, reading, source page, bytes copied, start cycle |
 //! | LCD          | [`PYBOY_LCD_SECTION_LEN`] | [`Lcd::load_pyboy_lcd`]                    |
 //! | sound        | [`PYBOY_SOUND_SECTION_LEN`] | [`Apu::load_pyboy`]                      |
 //! | renderer     | [`PYBOY_RENDERER_SECTION_LEN`] | the screen, [`Lcd::load_pyboy_renderer`] |
-//! | RAM          | 8491           | WRAM, FEA0-FEFF, FF00-FF4B (P1 and unused registers), HRAM |
-//! | WRAM bank    | 1              | CGB only, 0                                           |
+//! | RAM          | 8491 (CGB: 33067) | WRAM (CGB: 8 banks of 4 KiB), FEA0-FEFF, FF00-FF4B (P1 and unused registers), HRAM |
+//! | WRAM bank    | 1              | SVBK (0 on the DMG)                                   |
 //! | timer        | [`PYBOY_TIMER_SECTION_LEN`] | [`Timer::load_pyboy`]                    |
 //! | cartridge    | per cartridge  | [`Cartridge::load_pyboy`](crate::cartridge::Cartridge::load_pyboy) |
 //! | joypad       | 2              | [`Joypad::load_pyboy`]                                |
 //! | serial       | [`PYBOY_SERIAL_SECTION_LEN`] | [`Serial::load_pyboy`]                  |
 //! | Super GB     | 10379          | not emulated: skipped on load, PyBoy's defaults on save |
+//!
+//! On CGB hardware in colour mode the LCD section also holds VRAM bank 1, VBK and the palette
+//! memories ([`crate::lcd::PYBOY_LCD_CGB_EXTRA_LEN`] bytes); in the CGB's DMG mode it does not.
 //!
 //! Integers are little-endian, as PyBoy's `write_16bit`/`write_64bit` write them; its doubles
 //! are the machine's (little-endian on every platform PyBoy ships for).
@@ -47,6 +52,7 @@ use crate::CoreError;
 pub const PYBOY_STATE_VERSION: u8 = 29;
 
 const HEADER_LEN: usize = 6;
+const HDMA_LEN: usize = 10;
 const CPU_LEN: usize = 27;
 const DMA_LEN: usize = 12;
 const WRAM_LEN: usize = 0x2000;
@@ -75,7 +81,16 @@ fn read_into(r: &mut StateReader, dst: &mut [u8]) -> Result<(), CoreError> {
 impl GameBoy {
     /// Byte length of a PyBoy 2.8.1 state of this cartridge.
     pub fn pyboy_state_len(&self) -> usize {
-        HEADER_LEN
+        let cgb_extra = if self.bus.cgb {
+            HDMA_LEN
+                + 0x8000
+                - WRAM_LEN
+                + if self.bus.lcd.is_colour() { crate::lcd::PYBOY_LCD_CGB_EXTRA_LEN } else { 0 }
+        } else {
+            0
+        };
+        cgb_extra
+            + HEADER_LEN
             + CPU_LEN
             + DMA_LEN
             + PYBOY_LCD_SECTION_LEN
@@ -98,8 +113,21 @@ impl GameBoy {
         let b = &self.bus;
         w.u8(PYBOY_STATE_VERSION);
         w.bool(b.boot_rom_mapped);
-        for _ in 0..4 {
-            w.u8(0); // KEY0, KEY1, double speed, CGB
+        if b.cgb {
+            let c = &b.cgbx;
+            for v in [c.key0, c.key1, c.double_speed as u8, 1] {
+                w.u8(v);
+            }
+            let h = &c.hdma;
+            for v in [h.hdma1, h.hdma2, h.hdma3, h.hdma4, h.hdma5, h.active as u8] {
+                w.u8(v);
+            }
+            w.u16(h.src);
+            w.u16(h.dst);
+        } else {
+            for _ in 0..4 {
+                w.u8(0); // KEY0, KEY1, double speed, CGB
+            }
         }
         let r = &self.cpu.r;
         for v in [r.a, r.f, r.b, r.c, r.d, r.e] {
@@ -124,13 +152,17 @@ impl GameBoy {
         b.lcd.save_pyboy_lcd(&mut w);
         b.apu.save_pyboy(&mut w);
         b.lcd.save_pyboy_renderer(&mut w);
-        w.buf.extend_from_slice(&b.wram);
+        if b.cgb {
+            w.buf.extend_from_slice(&b.wram_all());
+        } else {
+            w.buf.extend_from_slice(&b.wram);
+        }
         w.buf.extend_from_slice(&b.unusable);
         let mut io = b.io_scratch;
         io[0] = b.joypad.pyboy_p1();
         w.buf.extend_from_slice(&io);
         w.buf.extend_from_slice(&b.hram);
-        w.u8(0); // WRAM bank select (CGB)
+        w.u8(if b.cgb { b.cgbx.wram_select } else { 0 }); // WRAM bank select (CGB)
         b.timer.save_pyboy(&mut w);
         b.cart.save_pyboy(&mut w);
         b.joypad.save_pyboy(&mut w);
@@ -168,13 +200,23 @@ impl GameBoy {
                  only version {PYBOY_STATE_VERSION} (PyBoy 2.8.x) is"
             )));
         }
-        if data.len() >= HEADER_LEN && data[2..HEADER_LEN].iter().any(|&v| v != 0) {
-            return Err(state_err(
-                "this PyBoy state is of a Game Boy Color; only DMG states are supported",
-            ));
+        let cgb = self.bus.cgb;
+        if data.len() >= HEADER_LEN {
+            let state_cgb = data[5] != 0;
+            if !state_cgb && data[2..5].iter().any(|&v| v != 0) {
+                return Err(state_err("PyBoy state with CGB registers set on DMG hardware"));
+            }
+            if state_cgb != cgb {
+                return Err(state_err(format!(
+                    "this PyBoy state is of {} hardware, this emulator runs {} (see cgb=)",
+                    if state_cgb { "Game Boy Color" } else { "DMG" },
+                    if cgb { "a Game Boy Color" } else { "a DMG" }
+                )));
+            }
         }
         let expected = self.pyboy_state_len();
-        if data.len() != expected {
+        // On CGB hardware the LCD part's length depends on the state's mode; the reader checks.
+        if !cgb && data.len() != expected {
             let what = if data.len() < expected {
                 "truncated, or saved with another ROM"
             } else {
@@ -190,8 +232,18 @@ impl GameBoy {
         let mut r = StateReader::new(data);
         r.u8()?; // version
         let boot_rom_mapped = flag(&mut r)?;
-        for _ in 0..4 {
-            r.u8()?; // checked above
+        let (key0, key1, double_speed) = (r.u8()?, r.u8()?, flag(&mut r)?);
+        r.u8()?; // hardware: checked above
+        let mut hdma = crate::hdma::Hdma::new();
+        if cgb {
+            hdma.hdma1 = r.u8()?;
+            hdma.hdma2 = r.u8()?;
+            hdma.hdma3 = r.u8()?;
+            hdma.hdma4 = r.u8()?;
+            hdma.hdma5 = r.u8()?;
+            hdma.active = flag(&mut r)?;
+            hdma.src = r.u16()?;
+            hdma.dst = r.u16()?;
         }
 
         // CPU.
@@ -237,11 +289,12 @@ impl GameBoy {
             return Err(state_err("PyBoy CPU: negative cycle count"));
         }
 
-        let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone());
+        let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone(), self.bus.cgb);
         bus.cycles = cycles;
         bus.ie_reg = ie;
         bus.if_reg = if_reg & 0x1F;
         bus.boot_rom_mapped = boot_rom_mapped;
+        bus.refresh_fetch_span();
         if boot_rom_mapped && bus.boot_rom.is_none() {
             return Err(state_err(
                 "the PyBoy state was saved while the boot ROM was still mapped; create the \
@@ -268,13 +321,26 @@ impl GameBoy {
         bus.dma.start = r.u64()?;
 
         let mut lcd = Lcd::new();
+        if cgb {
+            // A freshly created PyBoy on CGB hardware starts in colour mode.
+            lcd.set_cgb(true);
+        }
         lcd.load_pyboy_lcd(&mut r)?;
-        let apu = Apu::load_pyboy(&mut r)?;
+        let apu = Apu::load_pyboy(&mut r, cgb)?;
+        if apu.speed_shift != lcd.speed_shift {
+            return Err(state_err("PyBoy state: LCD and sound disagree on the double speed"));
+        }
         lcd.load_pyboy_renderer(&mut r)?;
         bus.lcd = lcd;
         bus.apu = apu;
 
-        read_into(&mut r, &mut bus.wram)?;
+        let mut wram_all = Vec::new();
+        if cgb {
+            wram_all = vec![0; 0x8000];
+            read_into(&mut r, &mut wram_all)?;
+        } else {
+            read_into(&mut r, &mut bus.wram)?;
+        }
         read_into(&mut r, &mut bus.unusable)?;
         let mut io = [0u8; IO_LEN];
         read_into(&mut r, &mut io)?;
@@ -282,7 +348,15 @@ impl GameBoy {
         let p1 = io[0];
         io[0] = 0;
         bus.io_scratch = io;
-        if r.u8()? != 0 {
+        let wram_select = r.u8()?;
+        if cgb {
+            bus.set_wram_all(&wram_all, wram_select);
+            let c = &mut bus.cgbx;
+            c.key0 = key0;
+            c.key1 = key1;
+            c.double_speed = double_speed;
+            c.hdma = hdma;
+        } else if wram_select != 0 {
             return Err(state_err(
                 "PyBoy state with a WRAM bank selected (Game Boy Color only)",
             ));
@@ -291,6 +365,9 @@ impl GameBoy {
         bus.cart = self.bus.cart.load_pyboy(&mut r)?;
         bus.joypad = Joypad::load_pyboy(&mut r, p1)?;
         bus.serial = Serial::load_pyboy(&mut r)?;
+        if cgb {
+            bus.serial.set_cgb_mode_keep_sc(bus.cgbx.mode);
+        }
         // Super Game Boy state: PyBoy only acts on it with its SGB border mode, which a DMG
         // machine does not have.
         for _ in 0..SGB_LEN {
@@ -419,6 +496,44 @@ mod tests {
         // The same states, uncorrupted, load.
         target.load_state(&state).unwrap();
         target.load_pyboy_state(&good.save_pyboy_state()).unwrap();
+    }
+
+    /// The same program with the CGB flag, on Game Boy Color hardware (colour mode), and the
+    /// DMG program on CGB hardware (DMG mode).
+    #[test]
+    fn round_trip_on_cgb_hardware() {
+        let mut rom = test_rom().to_vec();
+        rom[0x143] = 0x80;
+        let mut x: u8 = 0;
+        for b in &rom[0x134..0x14D] {
+            x = x.wrapping_sub(*b).wrapping_sub(1);
+        }
+        rom[0x14D] = x;
+        let colour: Arc<[u8]> = rom.into();
+        for (rom, cgb) in [(colour, None), (test_rom(), Some(true))] {
+            let mut a = GameBoy::with_hardware(rom.clone(), None, cgb).unwrap();
+            assert!(a.is_cgb());
+            a.tick(30, true, true);
+            let s = a.save_pyboy_state();
+            assert_eq!(s.len(), a.pyboy_state_len());
+            let mut b = GameBoy::with_hardware(rom.clone(), None, cgb).unwrap();
+            b.load_pyboy_state(&s).unwrap();
+            let first_diff = |x: &[u8], y: &[u8]| {
+                (x.len(), x.iter().zip(y).position(|(p, q)| p != q))
+            };
+            assert_eq!(first_diff(&b.save_pyboy_state(), &s), (s.len(), None));
+            for _ in 0..60 {
+                a.tick(1, true, true);
+                b.tick(1, true, true);
+                let (sa, sb) = (a.save_pyboy_state(), b.save_pyboy_state());
+                assert_eq!(first_diff(&sa, &sb), (sa.len(), None));
+                assert_eq!(a.bus.apu.samples(), b.bus.apu.samples());
+            }
+            // Not into DMG hardware.
+            let mut d = GameBoy::with_hardware(rom, None, Some(false)).unwrap();
+            assert!(d.load_pyboy_state(&s).is_err());
+            assert!(b.load_pyboy_state(&d.save_pyboy_state()).is_err());
+        }
     }
 
     #[test]

@@ -17,10 +17,14 @@
 //!
 //! Pixel drawing lives in `render.rs`.
 
+pub mod cgb_palette;
+mod cgb_render;
 mod pyboy_state;
 mod render;
 
-pub use pyboy_state::{PYBOY_LCD_SECTION_LEN, PYBOY_RENDERER_SECTION_LEN};
+pub use cgb_render::luma;
+
+pub use pyboy_state::{PYBOY_LCD_CGB_EXTRA_LEN, PYBOY_LCD_SECTION_LEN, PYBOY_RENDERER_SECTION_LEN};
 
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
@@ -43,6 +47,8 @@ enum Step {
     NextLine = 1,
     /// The delayed start of mode 2 on a new line.
     Oam = 2,
+    /// CGB hardware: the VBlank STAT interrupt was raised 4 dots before VBlank starts.
+    VblankPretriggered = 3,
 }
 
 impl Step {
@@ -51,6 +57,7 @@ impl Step {
             0 => Ok(Step::Mode),
             1 => Ok(Step::NextLine),
             2 => Ok(Step::Oam),
+            3 => Ok(Step::VblankPretriggered),
             _ => Err(CoreError::State(format!("bad LCD step {v}"))),
         }
     }
@@ -117,6 +124,40 @@ pub struct Lcd {
     bg_zero: Vec<u8>,
     /// Derived from OAM (not saved): the objects on each line.
     line_objects: render::LineObjects,
+
+    // ---- Game Boy Color (see `cgb_render.rs`) ----
+    /// CGB hardware (PyBoy's `_is_cgb_hardware`): CGB line timing.
+    cgb_hw: bool,
+    /// Colour rendering (PyBoy's `lcd.cgb`): CGB hardware not switched to DMG mode.
+    cgb_colour: bool,
+    /// VRAM bank the CPU sees (VBK bit 0).
+    pub vbk: u8,
+    /// 1 in double speed: the LCD sees half the CPU's cycles.
+    pub speed_shift: u8,
+    pub cgb: Box<CgbVideo>,
+}
+
+/// The Game Boy Color's extra video state.
+pub struct CgbVideo {
+    pub vram1: [u8; 0x2000],
+    pub bg: cgb_palette::PaletteMemory,
+    pub obj: cgb_palette::PaletteMemory,
+    /// FF6C (object priority mode) as PyBoy stores it (0xFF until written).
+    pub opri: u8,
+    /// Grey picture (CGB hardware only), see [`luma`].
+    pub grey: Vec<u8>,
+}
+
+impl CgbVideo {
+    fn new() -> CgbVideo {
+        CgbVideo {
+            vram1: [0; 0x2000],
+            bg: cgb_palette::PaletteMemory::new(),
+            obj: cgb_palette::PaletteMemory::new(),
+            opri: 0xFF,
+            grey: Vec::new(),
+        }
+    }
 }
 
 impl Default for Lcd {
@@ -166,7 +207,91 @@ impl Lcd {
             shades: vec![0; SCREEN_W * SCREEN_H],
             bg_zero: vec![0; SCREEN_W * SCREEN_H],
             line_objects: render::LineObjects::new(),
+            cgb_hw: false,
+            cgb_colour: false,
+            vbk: 0,
+            speed_shift: 0,
+            cgb: Box::new(CgbVideo::new()),
         }
+    }
+
+    /// Make this the LCD of Game Boy Color hardware, in colour mode or not (a DMG game).
+    pub fn set_cgb(&mut self, colour: bool) {
+        self.cgb_hw = true;
+        self.cgb_colour = colour;
+        self.cgb.grey = vec![0; SCREEN_W * SCREEN_H];
+    }
+
+    /// CGB hardware switched to DMG mode (the boot ROM wrote KEY0 bit 2).
+    pub fn downgrade_to_dmg(&mut self) {
+        self.cgb_colour = false;
+    }
+
+    pub fn is_cgb_hardware(&self) -> bool {
+        self.cgb_hw
+    }
+
+    pub fn is_colour(&self) -> bool {
+        self.cgb_colour
+    }
+
+    /// PyBoy's `cycles_to_mode0`: dots (not CPU cycles, even in double speed) until the next
+    /// HBlank, for scheduling H-blank DMA.
+    pub fn cycles_to_mode0(&mut self) -> i64 {
+        let remainder = self.clock_target.wrapping_sub(self.clock) as i64;
+        match self.mode {
+            0 => 0,
+            3 => remainder,
+            m => {
+                let line = if m == 1 { 0 } else { self.ly };
+                let adj = self.mode3_adjustment(line) as i64;
+                let normal = if self.cgb_hw { 170 } else { 172 } + adj;
+                if m == 2 {
+                    remainder + if self.first_frame { 172 + adj } else { normal }
+                } else {
+                    remainder + 456 * (153 - self.ly as i64) + 80 + normal
+                }
+            }
+        }
+    }
+
+    /// LCDC bit 7.
+    #[inline]
+    pub fn is_enabled(&self) -> bool {
+        self.enabled()
+    }
+
+    /// The CGB part of the LCD state (after [`save_state`](Self::save_state)).
+    pub fn save_cgb_state(&self, w: &mut StateWriter) {
+        w.bool(self.cgb_colour);
+        w.u8(self.vbk);
+        w.u8(self.speed_shift);
+        w.bytes(&self.cgb.vram1);
+        self.cgb.bg.save_state(w);
+        self.cgb.obj.save_state(w);
+        w.u8(self.cgb.opri);
+        w.bytes(&self.cgb.grey);
+    }
+
+    pub fn load_cgb_state(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        self.cgb_hw = true;
+        self.cgb_colour = r.bool()?;
+        self.vbk = r.u8()? & 1;
+        self.speed_shift = r.u8()?;
+        if self.speed_shift > 1 {
+            return Err(CoreError::State("bad LCD speed shift".into()));
+        }
+        self.cgb.vram1.copy_from_slice(r.bytes_exact(0x2000)?);
+        self.cgb.bg = cgb_palette::PaletteMemory::load_state(r)?;
+        self.cgb.obj = cgb_palette::PaletteMemory::load_state(r)?;
+        self.cgb.opri = r.u8()?;
+        self.cgb.grey = r.bytes_exact(SCREEN_W * SCREEN_H)?.to_vec();
+        Ok(())
+    }
+
+    /// Grey picture (CGB hardware only; empty on the DMG, whose RGBA is grey already).
+    pub fn screen_grey(&self) -> &[u8] {
+        &self.cgb.grey
     }
 
     #[inline]
@@ -182,6 +307,7 @@ impl Lcd {
     // ------------------------------------------------------------------ STAT line
 
     /// Recompute the STAT interrupt line; request the interrupt on a rising edge.
+    #[inline(always)]
     fn refresh_stat_line(&mut self) {
         // Mode sources: bit 3 HBlank, bit 4 VBlank, bit 5 OAM; mode 3 has none.
         let mode_src = self.mode != 3 && self.stat & (1 << (self.mode + 3)) != 0;
@@ -194,6 +320,7 @@ impl Lcd {
     }
 
     /// Enter `mode`; nothing at all happens if it is already the current mode.
+    #[inline(always)]
     fn enter_mode(&mut self, mode: u8) {
         if self.mode != mode {
             self.mode = mode;
@@ -222,22 +349,59 @@ impl Lcd {
             return;
         }
         self.last_now = now;
+        if self.cgb_hw {
+            return self.tick_cgb(elapsed);
+        }
         self.clock = self.clock.wrapping_add(elapsed);
         if self.clock >= self.clock_target {
-            self.transition();
+            self.transition::<false>();
         }
         self.to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
         self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
     }
 
-    /// Perform the one transition whose deadline has passed.
-    fn transition(&mut self) {
+    /// PyBoy's condition for raising the VBlank STAT interrupt 4 dots early (CGB hardware).
+    #[inline]
+    fn vblank_stat_pretrigger(&self) -> bool {
+        self.cgb_hw
+            && self.enabled()
+            && self.ly == 143
+            && self.mode == 0
+            && self.next_mode == 1
+            && self.stat & 0x20 != 0
+            && !self.stat_line
+    }
+
+    /// [`tick`](Self::tick) on CGB hardware: cycles halved in double speed, and the early
+    /// VBlank STAT interrupt. Out of line, to keep the DMG's `tick` as small as it was.
+    #[inline(never)]
+    fn tick_cgb(&mut self, elapsed: u64) {
+        self.clock = self.clock.wrapping_add(elapsed >> self.speed_shift);
+        if self.vblank_stat_pretrigger() && self.clock as i64 >= self.clock_target as i64 - 4 {
+            self.step = Step::VblankPretriggered;
+            self.irq |= IRQ_STAT;
+        }
+        if self.clock >= self.clock_target {
+            self.transition::<true>();
+        }
+        let mut to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
+        if self.vblank_stat_pretrigger() {
+            to_interrupt -= 4;
+        }
+        self.to_interrupt = to_interrupt << self.speed_shift;
+        self.to_frame = (FRAME_CYCLES.wrapping_sub(self.clock) as i64) << self.speed_shift;
+    }
+
+    /// Perform the one transition whose deadline has passed. `CGB`: on Game Boy Color hardware
+    /// (a separate instance, so that the DMG's is exactly what it was without CGB support).
+    #[inline(always)]
+    fn transition<const CGB: bool>(&mut self) {
         if !self.enabled() {
             // LCD off: a "frame" still ends every 70224 cycles, showing a blank screen.
             self.frame_done = true;
             self.clock %= FRAME_CYCLES;
             self.clock_target = FRAME_CYCLES;
-            self.blank_screen();
+            self.blank::<CGB>();
             return;
         }
         if self.restart_pending {
@@ -295,7 +459,11 @@ impl Lcd {
                 self.step = Step::Mode;
                 self.window_armed |= self.wy == self.ly;
             }
-            Step::Mode => {
+            Step::Mode | Step::VblankPretriggered => {
+                let pretriggered = CGB && self.step == Step::VblankPretriggered;
+                if pretriggered {
+                    self.step = Step::Mode;
+                }
                 self.enter_mode(self.next_mode);
                 match self.mode {
                     2 => {
@@ -309,11 +477,19 @@ impl Lcd {
                         self.window_armed |= self.wy == self.ly;
                     }
                     3 => {
-                        self.mode3_extra = self.mode3_adjustment(self.ly);
-                        let len = (172 + self.mode3_extra as i64) as u64;
+                        self.mode3_extra = self.mode3_adjustment_for::<CGB>(self.ly);
+                        let base = if CGB && !self.first_frame { 170 } else { 172 };
+                        let len = (base + self.mode3_extra as i64) as u64;
                         self.clock_target = self.clock_target.wrapping_add(len);
                         self.next_mode = 0;
                         self.step = Step::Mode;
+                    }
+                    0 if CGB && !self.first_frame => {
+                        let len = (206 - self.mode3_extra as i64) as u64;
+                        self.clock_target = self.clock_target.wrapping_add(len);
+                        self.next_mode = if self.ly < 143 { 2 } else { 1 };
+                        self.step = Step::Mode;
+                        self.hblank_line::<CGB>();
                     }
                     0 => {
                         let rest = if self.ly < 143 || self.first_frame {
@@ -330,7 +506,7 @@ impl Lcd {
                             self.next_mode = 1;
                             self.step = Step::Mode;
                         }
-                        self.hblank_line();
+                        self.hblank_line::<CGB>();
                     }
                     _ => {
                         // Mode 1: one VBlank line.
@@ -341,13 +517,13 @@ impl Lcd {
                         self.compare_lyc();
                         if self.ly == 144 {
                             // The OAM (mode 2) STAT source also fires at VBlank start.
-                            if self.stat & 0x20 != 0 && !self.stat_line {
+                            if self.stat & 0x20 != 0 && !self.stat_line && !pretriggered {
                                 self.irq |= IRQ_STAT;
                             }
                             self.irq |= IRQ_VBLANK;
                             self.window_armed = false;
                             if self.first_frame {
-                                self.blank_screen();
+                                self.blank::<CGB>();
                             }
                         }
                     }
@@ -358,7 +534,23 @@ impl Lcd {
 
     /// Extra mode 3 dots for line `ly` (objects on the line, and SCX fine scroll).
     fn mode3_adjustment(&mut self, ly: u8) -> i16 {
+        if self.cgb_hw {
+            self.mode3_adjustment_for::<true>(ly)
+        } else {
+            self.mode3_adjustment_for::<false>(ly)
+        }
+    }
+
+    #[inline(always)]
+    fn mode3_adjustment_for<const CGB: bool>(&mut self, ly: u8) -> i16 {
         let mut extra = self.object_penalty(ly);
+        if CGB {
+            // CGB hardware: object dots in whole M-cycles, no fine-scroll penalty.
+            if extra > 0 {
+                extra = (extra + 3) / 4 * 4;
+            }
+            return extra as i16;
+        }
         if !self.first_frame {
             extra += ((self.scx as i32 & 7) + 3) / 4 * 4;
         }
@@ -401,13 +593,28 @@ impl Lcd {
     }
 
     /// Mode 0 just began on line LY: record the line's parameters and draw it.
-    fn hblank_line(&mut self) {
+    fn hblank_line<const CGB: bool>(&mut self) {
         let ly = self.ly as usize;
         if ly < SCREEN_H {
             self.line_params[ly] = [self.scx, self.scy, self.wx, self.wy, self.lcdc & 0x10];
         }
         if self.render {
-            self.draw_line(self.ly);
+            if !CGB {
+                self.draw_line(self.ly);
+            } else if self.cgb_colour {
+                self.draw_line_cgb(self.ly);
+            } else {
+                self.draw_line_compat(self.ly);
+            }
+        }
+    }
+
+    /// Fill the picture with BGP colour 0 (LCD off, start-up frame).
+    fn blank<const CGB: bool>(&mut self) {
+        if CGB {
+            self.blank_screen_cgb();
+        } else {
+            self.blank_screen();
         }
     }
 
@@ -445,6 +652,10 @@ impl Lcd {
 
     fn write_lcdc(&mut self, value: u8) {
         let was_on = self.enabled();
+        if self.cgb_colour && self.lcdc & 0x20 != 0 && value & 0x20 == 0 {
+            // CGB: clearing the window enable forgets that WY matched this frame.
+            self.window_armed = false;
+        }
         self.lcdc = value;
         let on = self.enabled();
         if was_on && !on {
@@ -463,7 +674,9 @@ impl Lcd {
             self.first_frame = true;
             self.restart_pending = true;
             if self.lyc_written_while_off {
-                self.stat_mode_override = true;
+                if !self.cgb_colour {
+                    self.stat_mode_override = true;
+                }
                 self.lyc_written_while_off = false;
             }
             if self.stat & 0x40 != 0 {
@@ -553,7 +766,19 @@ impl Lcd {
                 return 0xFF;
             }
         }
+        if self.vbk != 0 {
+            return self.cgb.vram1[(addr & 0x1FFF) as usize];
+        }
         self.vram[(addr & 0x1FFF) as usize]
+    }
+
+    /// VRAM as the CPU sees it now (VBK), without side effects.
+    pub fn peek_vram(&self, addr: u16) -> u8 {
+        if self.vbk != 0 {
+            self.cgb.vram1[(addr & 0x1FFF) as usize]
+        } else {
+            self.vram[(addr & 0x1FFF) as usize]
+        }
     }
 
     /// CPU write of 8000-9FFF (dropped during mode 3 when timed).
@@ -563,6 +788,10 @@ impl Lcd {
             if self.enabled() && self.mode == 3 {
                 return;
             }
+        }
+        if self.vbk != 0 {
+            self.cgb.vram1[(addr & 0x1FFF) as usize] = value;
+            return;
         }
         self.vram[(addr & 0x1FFF) as usize] = value;
     }
@@ -638,15 +867,21 @@ impl Lcd {
         std::mem::swap(&mut self.shades, &mut other.shades);
         self.rgba.copy_from_slice(&other.rgba);
         self.shades.copy_from_slice(&other.shades);
+        if self.cgb.grey.len() == other.cgb.grey.len() {
+            std::mem::swap(&mut self.cgb.grey, &mut other.cgb.grey);
+            self.cgb.grey.copy_from_slice(&other.cgb.grey);
+        }
     }
 
     /// Blank VRAM and the picture buffers (used for the post-boot state, which must not carry
     /// the boot ROM's graphics).
     pub fn clear_graphics(&mut self) {
         self.vram.fill(0);
+        self.cgb.vram1.fill(0);
         self.rgba.fill(0);
         self.shades.fill(0);
         self.bg_zero.fill(0);
+        self.cgb.grey.fill(0);
     }
 
     pub fn save_state(&self, w: &mut StateWriter) {

@@ -9,6 +9,7 @@
 //! adjustment unless in mode 3, the window line counter, the STAT-read override, the
 //! "LYC written while off" flag, render on/off) keeps the value it had before loading.
 
+use super::cgb_palette::COMPAT_RGBA;
 use super::{Lcd, Step, FRAME_CYCLES, SCREEN_H, SCREEN_W};
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
@@ -16,6 +17,10 @@ use crate::CoreError;
 /// Byte length of PyBoy's LCD section for a DMG.
 pub const PYBOY_LCD_SECTION_LEN: usize =
     0x2000 + 0xA0 + 4 + 1 + 2 + 5 + SCREEN_H * 5 + 3 + 3 + 24 + 2;
+/// Extra bytes of PyBoy's LCD section in colour mode: VRAM bank 1, VBK, and each palette
+/// memory's index register (value, auto-increment, index, high byte) and 32 colours.
+pub const PYBOY_LCD_CGB_EXTRA_LEN: usize = 0x2000 + 1 + 2 * (4 + 64);
+
 /// Byte length of PyBoy's renderer section.
 pub const PYBOY_RENDERER_SECTION_LEN: usize = SCREEN_W * SCREEN_H * 5 + 1;
 
@@ -36,15 +41,16 @@ impl Lcd {
         ] {
             w.u8(v);
         }
-        for v in [self.scy, self.scx, self.wy, self.wx, OBJECT_PRIORITY_MODE] {
+        let opri = if self.cgb_hw { self.cgb.opri } else { OBJECT_PRIORITY_MODE };
+        for v in [self.scy, self.scx, self.wy, self.wx, opri] {
             w.u8(v);
         }
         for p in &self.line_params {
             w.buf.extend_from_slice(p);
         }
-        w.u8(0); // CGB
-        w.u8(0); // downgraded from CGB
-        w.u8(0); // speed shift
+        w.bool(self.cgb_colour); // CGB (colour mode)
+        w.bool(self.cgb_hw && !self.cgb_colour); // downgraded from CGB to DMG mode
+        w.u8(self.speed_shift);
         w.bool(self.frame_done);
         w.bool(self.first_frame);
         w.bool(self.restart_pending);
@@ -53,6 +59,19 @@ impl Lcd {
         w.u64(self.clock_target);
         w.u8(self.next_mode);
         w.u8(self.step as u8);
+        if self.cgb_colour {
+            w.buf.extend_from_slice(&self.cgb.vram1);
+            w.u8(self.vbk);
+            for pal in [&self.cgb.bg, &self.cgb.obj] {
+                let (value, auto, index, high) = pal.pyboy_index_fields();
+                for v in [value, auto, index, high] {
+                    w.u8(v);
+                }
+                for c in pal.colours() {
+                    w.u16(*c);
+                }
+            }
+        }
     }
 
     pub fn save_pyboy_renderer(&self, w: &mut StateWriter) {
@@ -81,16 +100,26 @@ impl Lcd {
         let stat = r.u8()?;
         let (ly, lyc) = (r.u8()?, r.u8()?);
         let (scy, scx, wy, wx) = (r.u8()?, r.u8()?, r.u8()?, r.u8()?);
-        let _object_priority_mode = r.u8()?;
+        let object_priority_mode = r.u8()?;
         let mut params = [[0u8; 5]; SCREEN_H];
         for p in params.iter_mut() {
             for b in p.iter_mut() {
                 *b = r.u8()?;
             }
         }
-        let (cgb, downgraded, speed_shift) = (r.u8()?, r.u8()?, r.u8()?);
-        if cgb != 0 || downgraded != 0 || speed_shift != 0 {
-            return Err(CoreError::State("PyBoy state of a Game Boy Color".into()));
+        let (cgb, downgraded, speed_shift) = (r.u8()? != 0, r.u8()? != 0, r.u8()?);
+        if !self.cgb_hw && (cgb || downgraded || speed_shift != 0) {
+            return Err(CoreError::State(
+                "PyBoy state of Game Boy Color hardware; this emulator runs a DMG".into(),
+            ));
+        }
+        if self.cgb_hw && cgb == downgraded {
+            return Err(CoreError::State(
+                "PyBoy state of DMG hardware; this emulator runs a Game Boy Color".into(),
+            ));
+        }
+        if speed_shift > 1 {
+            return Err(CoreError::State(format!("PyBoy LCD speed shift {speed_shift}")));
         }
         let (frame_done, first_frame, restart) = (flag(r)?, flag(r)?, flag(r)?);
         let (last_now, clock, clock_target) = (r.u64()?, r.u64()?, r.u64()?);
@@ -99,12 +128,35 @@ impl Lcd {
             0 => Step::Mode,
             1 => Step::NextLine,
             2 => Step::Oam,
+            3 if self.cgb_hw => Step::VblankPretriggered,
             v => {
                 return Err(CoreError::State(format!(
-                    "PyBoy LCD transition {v} (CGB only)"
+                    "PyBoy LCD transition {v} out of range"
                 )))
             }
         };
+        // Colour mode: VRAM bank 1 and the palettes.
+        let mut colour_part = None;
+        if cgb {
+            let mut vram1 = [0u8; 0x2000];
+            for b in vram1.iter_mut() {
+                *b = r.u8()?;
+            }
+            let vbk = r.u8()?;
+            let mut pals = Vec::new();
+            for _ in 0..2 {
+                let value = r.u8()?;
+                for _ in 0..3 {
+                    r.u8()?; // auto-increment, index, high byte: derived from the value
+                }
+                let mut colours = [0u16; 32];
+                for c in colours.iter_mut() {
+                    *c = r.u16()?;
+                }
+                pals.push((value, colours));
+            }
+            colour_part = Some((vram1, vbk, pals));
+        }
         if next_mode > 3 {
             return Err(CoreError::State(format!("PyBoy LCD next mode {next_mode}")));
         }
@@ -140,8 +192,24 @@ impl Lcd {
         self.to_frame = FRAME_CYCLES.wrapping_sub(clock) as i64;
         self.next_mode = next_mode;
         self.step = step;
+        if self.cgb_hw {
+            self.cgb_colour = cgb;
+            self.speed_shift = speed_shift;
+            self.cgb.opri = object_priority_mode;
+            self.to_interrupt <<= speed_shift;
+            self.to_frame <<= speed_shift;
+            if let Some((vram1, vbk, pals)) = colour_part {
+                self.cgb.vram1 = vram1;
+                self.vbk = vbk & 1;
+                self.cgb.bg.set_raw(pals[0].0, &pals[0].1);
+                self.cgb.obj.set_raw(pals[1].0, &pals[1].1);
+            }
+        }
         if self.mode == 3 {
             self.mode3_extra = self.mode3_adjustment(self.ly);
+        }
+        if self.vblank_stat_pretrigger() && clock <= clock_target && clock_target - clock >= 4 {
+            self.to_interrupt -= 4 << self.speed_shift;
         }
         Ok(())
     }
@@ -155,12 +223,23 @@ impl Lcd {
             for k in 0..4 {
                 self.rgba[i * 4 + k] = r.u8()?;
             }
-            self.bg_zero[i] = r.u8()? & 1;
-            self.shades[i] = match self.rgba[i * 4..i * 4 + 4] {
-                [0x99, 0x99, 0x99, 0xFF] => 1,
-                [0x55, 0x55, 0x55, 0xFF] => 2,
-                [0x00, 0x00, 0x00, 0xFF] => 3,
-                _ => 0,
+            let attributes = r.u8()?;
+            self.bg_zero[i] = attributes & if self.cgb_colour { 3 } else { 1 };
+            let px = [self.rgba[i * 4], self.rgba[i * 4 + 1], self.rgba[i * 4 + 2], self.rgba[i * 4 + 3]];
+            self.shades[i] = if self.cgb_hw {
+                // The shade behind a compatibility colour (0 for colours of colour mode).
+                let word = u32::from_ne_bytes(px);
+                self.cgb.grey[i] = super::luma(word);
+                (0..4)
+                    .find(|&s| COMPAT_RGBA[0][s] == word || COMPAT_RGBA[1][s] == word)
+                    .unwrap_or(0) as u8
+            } else {
+                match px {
+                    [0x99, 0x99, 0x99, 0xFF] => 1,
+                    [0x55, 0x55, 0x55, 0xFF] => 2,
+                    [0x00, 0x00, 0x00, 0xFF] => 3,
+                    _ => 0,
+                }
             };
         }
         self.window_armed = flag(r)?;

@@ -26,7 +26,8 @@ impl Serial {
     pub fn load_pyboy(r: &mut StateReader) -> Result<Serial, CoreError> {
         let mut s = Serial::new();
         s.sb = r.u8()?;
-        s.sc = r.u8()? | 0b0111_1110;
+        // Bits 2-6 always read 1; bit 1 too on the DMG (kept as saved: CGB mode uses it).
+        s.sc = r.u8()? | 0b0111_1100;
         s.transferring = r.u8()? != 0;
         let internal_clock = r.u8()? != 0;
         s.synced_at = r.u64()?;

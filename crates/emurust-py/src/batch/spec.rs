@@ -67,6 +67,32 @@ const GREY: [u8; 4] = [0xFF, 0x99, 0x55, 0x00];
 /// Write observation `kind` of `gb` into `out` (exactly `shape(kind).product()` bytes).
 pub fn write_obs(kind: ObsKind, gb: &GameBoy, ram: &[(u16, u16)], out: &mut [u8]) {
     let shades = gb.bus.lcd.screen_shades();
+    if gb.is_cgb() {
+        // Game Boy Color hardware: grey is the luma of the colours shown (see `lcd::luma`).
+        let grey = gb.bus.lcd.screen_grey();
+        match kind {
+            ObsKind::Grey => {
+                out.copy_from_slice(&grey[..out.len()]);
+                return;
+            }
+            ObsKind::GreyHalf => {
+                for y in 0..72 {
+                    let r0 = &grey[(2 * y) * 160..(2 * y + 1) * 160];
+                    let r1 = &grey[(2 * y + 1) * 160..(2 * y + 2) * 160];
+                    let row = &mut out[y * 80..(y + 1) * 80];
+                    for (x, o) in row.iter_mut().enumerate() {
+                        let sum = r0[2 * x] as u16
+                            + r0[2 * x + 1] as u16
+                            + r1[2 * x] as u16
+                            + r1[2 * x + 1] as u16;
+                        *o = ((sum + 2) / 4) as u8;
+                    }
+                }
+                return;
+            }
+            _ => {}
+        }
+    }
     match kind {
         ObsKind::Grey => {
             for (o, s) in out.iter_mut().zip(shades) {
