@@ -571,8 +571,8 @@ impl Cpu {
                 }
                 self.ld_b_b.count = self.ld_b_b.count.wrapping_add(1);
             }
-            // LD r,r' / LD r,(HL) / LD (HL),r
-            0x40..=0x7F => {
+            // LD r,r' / LD r,(HL) / LD (HL),r (LD B,B above)
+            0x41..=0x7F => {
                 let v = self.get_r8(bus, op);
                 self.set_r8(bus, op >> 3, v);
             }
