@@ -259,8 +259,9 @@ impl SystemBus {
         if self.cgbx.key1 & 1 != 0 {
             self.cgbx.double_speed = !self.cgbx.double_speed;
             let shift = self.cgbx.double_speed as u8;
+            // PyBoy catches the LCD up here and drops the interrupt this catch-up raises.
             self.lcd.tick(now);
-            self.drain_lcd_irq();
+            self.lcd.take_irq();
             self.lcd.speed_shift = shift;
             self.apu.tick(now);
             self.apu.speed_shift = shift;
