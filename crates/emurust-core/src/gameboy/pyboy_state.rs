@@ -90,6 +90,12 @@ impl GameBoy {
             + SGB_LEN
     }
 
+    /// Byte offset of the renderer section (the screen: per pixel RGBA and a colour-0 flag)
+    /// in a PyBoy 2.8.1 state.
+    pub fn pyboy_renderer_offset(&self) -> usize {
+        HEADER_LEN + CPU_LEN + DMA_LEN + PYBOY_LCD_SECTION_LEN + PYBOY_SOUND_SECTION_LEN
+    }
+
     /// The machine as a PyBoy 2.8.1 save state (what `PyBoy.save_state` writes), which
     /// `PyBoy.load_state` accepts for the same ROM.
     pub fn save_pyboy_state(&self) -> Vec<u8> {
