@@ -310,13 +310,11 @@ class PyBoy:
             logger.critical("Unknown keyword argument: %s", k)
             raise KeyError(f"Unknown keyword argument: {k}")
 
-        self.avg_tick = 0
-        self.avg_emu = 0
         self._frame_count = 0
         self.set_emulation_speed(1)
         self._paused = False
         self._events = []
-        self.queued_input = []
+        self._queued_input = []
         self.quitting = False
         self._window_title = ""
         self._title_status = title_status
@@ -507,8 +505,8 @@ class PyBoy:
 
     def _post_handle_events(self):
         self._events = []
-        while self.queued_input and self._frame_count == self.queued_input[0][0]:
-            _, event = heapq.heappop(self.queued_input)
+        while self._queued_input and self._frame_count == self._queued_input[0][0]:
+            _, event = heapq.heappop(self._queued_input)
             self._events.append(WindowEvent(event))
 
     def _pause(self):
@@ -536,6 +534,20 @@ class PyBoy:
     def _frames_batchable(self):
         return not (self._breakpoints or self._breakpoint_waiting or self._singlestep or self.gameshark.enabled or self._boot_frames_left)
 
+    @property
+    def _plain(self):
+        """True when frames need no Python work in between (no hooks, cheats, pause, boot
+        frames to count, and the emulator is running)."""
+        return not (
+            self.stopped
+            or self._paused
+            or self._breakpoints
+            or self._breakpoint_waiting is not None
+            or self._singlestep
+            or self.gameshark.enabled
+            or self._boot_frames_left
+        )
+
     def _run_frame(self, render, sound):
         """PyBoy's per-frame body (``_tick`` when not paused)."""
         self.gameshark.tick()
@@ -550,6 +562,20 @@ class PyBoy:
     def tick(self, count=1, render=True, sound=True):
         """Run ``count`` frames, drawing (``render``) and sampling sound (``sound``) in the last
         one only. Returns False once a QUIT event was handled, else True."""
+        # Fast path (the common RL call): nothing to do between frames.
+        if (
+            count.__class__ is int
+            and count > 0
+            and render.__class__ is bool
+            and sound.__class__ is bool
+            and not self._events
+            and not self._queued_input
+            and self._plain
+        ):
+            self._gb.tick(count, render, sound)
+            self._frame_count += count
+            self._post_tick()
+            return not self.quitting
         if self.stopped:
             raise PyBoyInvalidOperationException("Emulator is stopped")
         if isinstance(count, float):
@@ -562,9 +588,7 @@ class PyBoy:
             raise PyBoyInvalidInputException("count must be a non-negative integer")
         render = bool(render)
         sound = bool(sound)
-        total = count
         running = False
-        t_start = time.perf_counter_ns()
         while count:
             self._handle_events(self._events)
             if self._paused:
@@ -575,8 +599,8 @@ class PyBoy:
             if self._frames_batchable():
                 # Frames until the next queued input fires (it is handled before that frame).
                 n = count
-                if self.queued_input:
-                    n = min(n, max(1, self.queued_input[0][0] - self._frame_count))
+                if self._queued_input:
+                    n = min(n, max(1, self._queued_input[0][0] - self._frame_count))
                 last = n == count
                 self._gb.tick(n, render and last, sound and last)
                 self._frame_count += n
@@ -587,22 +611,19 @@ class PyBoy:
                 count -= 1
             self._post_handle_events()
             running = not self.quitting
-        t_tick = time.perf_counter_ns()
         self._post_tick()
-        if total > 0:
-            self.avg_tick = 0.9 * (self.avg_tick / total) + 0.1 * (t_tick - t_start) / 1e9
-            self.avg_emu = 0.9 * (self.avg_emu / total) + 0.1 * (time.perf_counter_ns() - t_start) / 1e9
         return running
 
     def _post_tick(self):
         if self._custom_palette:
             np.take(self._palette_rgba, self._gb.screen_shade, axis=0, out=self._screen_array)
-        if self._game_wrapper is not None and self._game_wrapper_error is None:
+        if self._game_wrapper is not None:
             try:
                 self._game_wrapper.post_tick()
             except Exception as e:  # PyBoy's post-tick hooks cannot raise (noexcept)
                 logger.error("game wrapper post_tick failed: %r", e)
-        self._frame_limiter(self.target_emulationspeed)
+        if self.target_emulationspeed:
+            self._frame_limiter(self.target_emulationspeed)
 
     def _frame_limiter(self, speed):
         """PyBoy's null-window frame limiter: sleep to ``speed`` times real time (0: none)."""
@@ -813,7 +834,7 @@ class PyBoy:
         if delay:
             if not delay > 0:
                 raise PyBoyInvalidInputException("Only positive integers allowed")
-            heapq.heappush(self.queued_input, (self._frame_count + delay, event))
+            heapq.heappush(self._queued_input, (self._frame_count + delay, event))
         else:
             self._events.append(WindowEvent(event))
 

@@ -13,7 +13,7 @@ class GameWrapperKirbyDreamLand(PyBoyGameWrapper):
         self.score = 0
         self.health = 0
         self.lives_left = 0
-        self._game_over = False
+        self._game_over = 0  # an int in PyBoy (game_over() returns 0 or 1)
         super().__init__(pyboy, game_area_section=(0, 0, 20, 16), game_area_follow_scxy=True)
 
     def post_tick(self):
@@ -25,7 +25,7 @@ class GameWrapperKirbyDreamLand(PyBoyGameWrapper):
         previous = self.health
         self.health = mem[0xD086]
         if self.lives_left == 0 and previous > 0 and self.health == 0:
-            self._game_over = True
+            self._game_over = 1
         self.lives_left = mem[0xD089] - 1
 
     def start_game(self, timer_div=None):
@@ -43,7 +43,7 @@ class GameWrapperKirbyDreamLand(PyBoyGameWrapper):
         PyBoyGameWrapper.start_game(self, timer_div=timer_div)
 
     def reset_game(self, timer_div=None):
-        self._game_over = False
+        self._game_over = 0
         PyBoyGameWrapper.reset_game(self, timer_div=timer_div)
 
     def game_area(self):
