@@ -578,12 +578,17 @@ class PyBoy:
             return not self.quitting
         if self.stopped:
             raise PyBoyInvalidOperationException("Emulator is stopped")
+        # PyBoy's compiled tick() takes a C int: floats are truncated, other non-integers
+        # refused by the conversion.
         if isinstance(count, float):
             count = int(count)
-        try:
-            count = index(count)
-        except TypeError:
-            raise PyBoyInvalidInputException("count must be a non-negative integer") from None
+        else:
+            try:
+                count = index(count)
+            except TypeError:
+                raise TypeError("an integer is required") from None
+        if not -(2**31) <= count < 2**31:
+            raise OverflowError("value too large to convert to int")
         if count < 0:
             raise PyBoyInvalidInputException("count must be a non-negative integer")
         render = bool(render)
@@ -1035,11 +1040,18 @@ def _atomic_write(path, data):
     """Write ``data`` to ``path`` so that the file is either the old one or the new one."""
     directory = os.path.dirname(os.path.abspath(path))
     tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 class _SGB:

@@ -47,10 +47,13 @@ class Tile:
         return self._pyboy._palette_rgba[shade]
 
     def image(self):
-        """The tile as an 8x8 RGBA PIL image (needs Pillow)."""
+        """The tile as a PIL image, exactly as PyBoy 2.8.1's compiled wheel makes it (needs
+        Pillow): PIL reads the packed 32-bit pixels as signed integers and converts those to
+        RGBA, which is not the tile's colours; use :meth:`ndarray` for those."""
         if Image is None:
             utils.PillowImportError()._raise_import_error()
-        return Image.fromarray(self._image_data(), "RGBA")
+        packed = self._image_data().view(np.uint32).reshape(8, 8)
+        return Image.fromarray(packed).convert(self.raw_buffer_format)
 
     def ndarray(self):
         """The tile as an (8, 8, 4) uint8 RGBA array."""
