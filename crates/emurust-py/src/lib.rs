@@ -464,6 +464,59 @@ impl PyGameBoy {
         })
     }
 
+    /// PyBoy's tile-map reads for rows `ys` x columns `xs` (one list per row): before each
+    /// tile, when `refresh`, LCDC is read (selecting the map with `lcdc_map_bit`, 0x08 for the
+    /// background or 0x40 for the window, and signed tile numbers when bit 4 is clear); then
+    /// the map byte is read and turned into PyBoy's tile identifier. Returns the identifiers
+    /// and the map base and signedness in effect at the end. Coordinates must be 0-31.
+    #[allow(clippy::too_many_arguments)]
+    fn tilemap_read(
+        &mut self,
+        lcdc_map_bit: u8,
+        xs: Vec<u16>,
+        ys: Vec<u16>,
+        refresh: bool,
+        mut map_offset: u16,
+        mut signed: bool,
+    ) -> PyResult<(Vec<Vec<u16>>, u16, bool)> {
+        if xs.iter().chain(ys.iter()).any(|&v| v >= 32) {
+            return Err(PyValueError::new_err("tile map coordinates are 0-31"));
+        }
+        let gb = &mut self.gb;
+        let rows = guarded("read", || {
+            ys.iter()
+                .map(|&y| {
+                    xs.iter()
+                        .map(|&x| {
+                            if refresh {
+                                let lcdc = gb.read_cpu(0xFF40);
+                                map_offset = if lcdc & lcdc_map_bit != 0 { 0x9C00 } else { 0x9800 };
+                                signed = lcdc & 0x10 == 0;
+                            }
+                            let tile = gb.read_cpu(map_offset + 32 * y + x) as u16;
+                            if signed && tile < 0x80 {
+                                tile + 0x100
+                            } else {
+                                tile
+                            }
+                        })
+                        .collect()
+                })
+                .collect()
+        })?;
+        Ok((rows, map_offset, signed))
+    }
+
+    /// OAM (160 bytes) and LCDC as PyBoy's sprite objects read them (bus reads, now).
+    fn oam_read<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyBytes>, u8)> {
+        let gb = &mut self.gb;
+        let (oam, lcdc) = guarded("read", || {
+            let oam: Vec<u8> = (0xFE00u16..0xFEA0).map(|a| gb.read_cpu(a)).collect();
+            (oam, gb.read_cpu(0xFF40))
+        })?;
+        Ok((PyBytes::new(py, &oam), lcdc))
+    }
+
     /// Enable 0xDB as PyBoy's breakpoint opcode (only while hooks are registered; `tick`
     /// must not be used then, see `run_to_break`).
     fn set_breakpoints_enabled(&mut self, on: bool) {

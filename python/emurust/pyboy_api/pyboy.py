@@ -27,7 +27,7 @@ from .memory import PyBoyMemoryView, PyBoyRegisterFile, _u8
 from .memory_scanner import MemoryScanner
 from .screen import Screen
 from .sound import Sound
-from .sprite import Sprite
+from .sprite import Sprite, sprites_from_oam
 from .tile import Tile
 from .tilemap import TileMap
 from .utils import (
@@ -1015,8 +1015,8 @@ class PyBoy:
         matches = []
         for i in tile_identifiers:
             found = []
-            for s in range(SPRITES):
-                sprite = Sprite(self, s)
+            for sprite in sprites_from_oam(self, on_screen_only=False):
+                s = sprite._sprite_index
                 for t in sprite.tiles:
                     if t.tile_identifier == i and (not on_screen or sprite.on_screen):
                         found.append(s)

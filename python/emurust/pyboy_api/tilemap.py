@@ -88,14 +88,35 @@ class TileMap:
             y = self._fix_slice(y)
         else:
             assert isinstance(y, int)
-        get = self.tile if self._use_tile_objects else self.tile_identifier
+        xs = list(range(*x)) if x_slice else [x]
+        ys = list(range(*y)) if y_slice else [y]
+        if self._use_tile_objects:
+            rows = [[self.tile(i, j) for i in xs] for j in ys]
+        else:
+            rows = self._identifiers(xs, ys)
         if x_slice and y_slice:
-            return [[get(i, j) for i in range(*x)] for j in range(*y)]
+            return rows
         if x_slice:
-            return [get(i, y) for i in range(*x)]
+            return rows[0] if rows else []
         if y_slice:
-            return [get(x, j) for j in range(*y)]
-        return get(x, y)
+            return [r[0] for r in rows] if xs else []
+        return rows[0][0]
+
+    def _identifiers(self, xs, ys):
+        """``tile_identifier`` for rows ``ys`` x columns ``xs``, read in one core call (the same
+        bus reads, in the same order, as one call per tile)."""
+        for j in ys:
+            for i in xs:
+                self._tile_address(i, j)  # PyBoy's IndexError for the first bad coordinate
+            if not xs:
+                break
+        if not xs or not ys:
+            return [[] for _ in ys]
+        refresh = self._frame_count_update != self._pyboy.frame_count
+        rows, self.map_offset, self.signed_tile_data = self._pyboy._gb.tilemap_read(
+            0x40 if self._select == "WINDOW" else 0x08, xs, ys, refresh, self.map_offset, self.signed_tile_data
+        )
+        return rows
 
     def __repr__(self):
         self._refresh_lcdc()

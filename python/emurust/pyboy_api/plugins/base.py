@@ -8,7 +8,8 @@ import random
 
 import numpy as np
 
-from ..constants import SPRITES, TILES_CGB
+from ..constants import TILES_CGB
+from ..sprite import sprites_from_oam
 from ..utils import PyBoyException
 
 
@@ -71,7 +72,7 @@ class PyBoyGameWrapper:
 
     def _sprites_on_screen(self):
         if self._sprite_cache_invalid:
-            self._cached_sprites_on_screen = [s for s in (self.pyboy.get_sprite(i) for i in range(SPRITES)) if s.on_screen]
+            self._cached_sprites_on_screen = sprites_from_oam(self.pyboy, on_screen_only=True)
             self._sprite_cache_invalid = False
         return self._cached_sprites_on_screen
 
