@@ -49,7 +49,16 @@ class GameBoy(_core.GameBoy):
         return gb
 
 
-from .pyboy_api import PyBoy  # noqa: E402  (PyBoy 2.8.1's API on this core)
+
+
+def __getattr__(name):
+    # `from emurust import PyBoy`: PyBoy 2.8.1's API on this core, imported on first use so
+    # that `import emurust` stays light.
+    if name == "PyBoy":
+        from .pyboy_api import PyBoy
+
+        return PyBoy
+    raise AttributeError(f"module 'emurust' has no attribute {name!r}")
 
 try:  # make gymnasium.make("emurust/Dodge-v0") work right after `import emurust`
     from ._registration import register_envs as _register_envs
