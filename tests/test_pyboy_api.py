@@ -155,9 +155,28 @@ def hooks_script(pb_api, rec, rom):
         if len(seen) % 7 == 0:
             pb.memory[0xC0F0] = len(seen) & 0xFF
 
+    def failing(ctx):
+        seen.append(("failing", pb.frame_count, pb.register_file.PC))
+        if len(seen) % 3 == 0:
+            raise RuntimeError("a bug in the user's hook")  # PyBoy reports it and carries on
+        if len(seen) % 4 == 0:
+            pb.hook_deregister(ctx[0], ctx[1])  # not possible while it runs: raises, reported
+
     pb.tick(70, False)
     main_pc = pb.register_file.PC
     rec("main pc", main_pc)
+    # Code running in a switchable ROM bank, if the game has any: hook it by (bank, address).
+    banked = None
+    for _ in range(120):
+        pb.tick(1, False)
+        pc = pb.register_file.PC
+        if 0x4000 <= pc < 0x8000:
+            banked = (1, pc)  # the ROMs here that run banked code run it in bank 1
+            break
+    rec("banked", banked)
+    if banked:
+        rec.call("register banked", lambda: pb.hook_register(banked[0], banked[1], failing, banked))
+        rec("banked opcode", pb.memory[banked[0], banked[1]])
     rec.call("register vblank", lambda: pb.hook_register(0, 0x40, callback, "vblank"))
     rec.call("register twice", lambda: pb.hook_register(0, 0x40, callback, "again"))
     if main_pc < 0x4000 and main_pc != 0x40:
@@ -177,6 +196,8 @@ def hooks_script(pb_api, rec, rom):
     rec.call("deregister twice", lambda: pb.hook_deregister(0, 0x40))
     if main_pc < 0x4000 and main_pc != 0x40:
         rec.call("deregister main", lambda: pb.hook_deregister(0, main_pc))
+    if banked:
+        rec.call("deregister banked", lambda: pb.hook_deregister(banked[0], banked[1]))
     pb.tick(30, True)
     rec("screen", pb.screen.ndarray)
     rec("seen after", seen)

@@ -12,7 +12,9 @@ import io
 import logging
 import os
 import re
+import sys
 import time
+import traceback
 from itertools import cycle
 from operator import index
 from pathlib import Path
@@ -746,7 +748,13 @@ class PyBoy:
         handler = self._hooks.get(key)
         if handler is not None:
             callback, context = handler
-            callback(context)
+            try:
+                callback(context)
+            except Exception as e:
+                # PyBoy's compiled hook dispatcher cannot raise: it reports and carries on.
+                sys.stderr.write(f"Exception ignored in hook callback {callback!r}:\n")
+                traceback.print_exception(type(e), e, e.__traceback__)
+                return False
             return True
         return False
 
