@@ -709,3 +709,24 @@ def test_pyboy_gym_env_passes_check_env_on_emurust(env_name, rom):
     env = getattr(_load_envs(True), env_name)(str(ROOT / rom))
     check_env(env, skip_render_check=True)
     env.close()
+
+
+def test_without_pyboys_boot_rom_the_boot_frames_are_counted(monkeypatch):
+    """Without the pyboy package (no boot ROM to read) emurust.PyBoy starts in the state
+    PyBoy's boot ROM leaves and counts its 64 frames: from frame 65 on the machine matches
+    PyBoy's (VRAM apart: the boot logo is not recreated)."""
+    monkeypatch.setattr(_bridge, "default_boot_rom", lambda: None)
+    rom = str(ROOT / "games" / "dodge.gb")
+    ours = emurust.PyBoy(rom, window="null")
+    theirs = api("pyboy").PyBoy(rom, window="null")
+    for pb in (ours, theirs):
+        pb.tick(40, False)
+        assert pb.frame_count == 40
+        pb.tick(60, True)
+        pb.button("start", 3)
+        pb.tick(50, True)
+    rf = [[p.register_file.A, p.register_file.F, p.register_file.HL, p.register_file.SP, p.register_file.PC] for p in (ours, theirs)]
+    assert rf[0] == rf[1]
+    for lo, hi in ((0xC000, 0xE000), (0xFE00, 0xFEA0), (0xFF00, 0x10000)):
+        assert ours.memory[lo:hi] == theirs.memory[lo:hi]
+    assert ours.frame_count == theirs.frame_count == 150
