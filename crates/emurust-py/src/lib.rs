@@ -490,7 +490,11 @@ impl PyGameBoy {
                         .map(|&x| {
                             if refresh {
                                 let lcdc = gb.read_cpu(0xFF40);
-                                map_offset = if lcdc & lcdc_map_bit != 0 { 0x9C00 } else { 0x9800 };
+                                map_offset = if lcdc & lcdc_map_bit != 0 {
+                                    0x9C00
+                                } else {
+                                    0x9800
+                                };
                                 signed = lcdc & 0x10 == 0;
                             }
                             let tile = gb.read_cpu(map_offset + 32 * y + x) as u16;
@@ -581,22 +585,44 @@ impl PyGameBoy {
 
     /// VRAM byte `i` (0-0x1FFF), directly.
     fn vram_byte(&self, i: usize) -> PyResult<u8> {
-        self.gb.bus.lcd.vram.get(i).copied().ok_or_else(|| PyValueError::new_err("VRAM index"))
+        self.gb
+            .bus
+            .lcd
+            .vram
+            .get(i)
+            .copied()
+            .ok_or_else(|| PyValueError::new_err("VRAM index"))
     }
 
     fn set_vram_byte(&mut self, i: usize, value: u8) -> PyResult<()> {
-        let v = self.gb.bus.lcd.vram.get_mut(i).ok_or_else(|| PyValueError::new_err("VRAM index"))?;
+        let v = self
+            .gb
+            .bus
+            .lcd
+            .vram
+            .get_mut(i)
+            .ok_or_else(|| PyValueError::new_err("VRAM index"))?;
         *v = value;
         Ok(())
     }
 
     /// Work RAM byte `i` (0-0x1FFF), directly.
     fn wram_byte(&self, i: usize) -> PyResult<u8> {
-        self.gb.bus.wram.get(i).copied().ok_or_else(|| PyValueError::new_err("WRAM index"))
+        self.gb
+            .bus
+            .wram
+            .get(i)
+            .copied()
+            .ok_or_else(|| PyValueError::new_err("WRAM index"))
     }
 
     fn set_wram_byte(&mut self, i: usize, value: u8) -> PyResult<()> {
-        let v = self.gb.bus.wram.get_mut(i).ok_or_else(|| PyValueError::new_err("WRAM index"))?;
+        let v = self
+            .gb
+            .bus
+            .wram
+            .get_mut(i)
+            .ok_or_else(|| PyValueError::new_err("WRAM index"))?;
         *v = value;
         Ok(())
     }
@@ -664,7 +690,10 @@ impl PyGameBoy {
     /// The whole sound sample buffer (int8, interleaved stereo) and the number of valid values.
     fn sound_buffer<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<i8>>, usize) {
         let apu = &self.gb.bus.apu;
-        (PyArray1::from_slice(py, apu.sample_buffer()), apu.samples().len())
+        (
+            PyArray1::from_slice(py, apu.sample_buffer()),
+            apu.samples().len(),
+        )
     }
 
     /// Length of a PyBoy 2.8.1 state of this cartridge, and the renderer section's offset.
