@@ -844,6 +844,8 @@ class PyBoy:
 
     def send_input(self, event, delay=0):
         """Queue a :class:`WindowEvent` for the next frame, or ``delay`` frames later."""
+        if not isinstance(event, int):
+            event = int(event)  # e.g. a pyboy.utils.WindowEvent instance
         if delay:
             if not delay > 0:
                 raise PyBoyInvalidInputException("Only positive integers allowed")
