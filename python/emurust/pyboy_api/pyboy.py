@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _core
 from . import _bridge
-from .constants import COLS, ROWS, SPRITES, TILES, TILES_CGB
+from .constants import COLS, ROWS, TILES, TILES_CGB
 from .gameshark import GameShark
 from .memory import PyBoyMemoryView, PyBoyRegisterFile, _u8
 from .memory_scanner import MemoryScanner
