@@ -167,6 +167,12 @@ impl Apu {
         &self.samples[..self.samples_len]
     }
 
+    /// The whole sample buffer (PyBoy's `sound.raw_buffer`): [`Apu::samples`] followed by
+    /// whatever earlier frames left behind.
+    pub fn sample_buffer(&self) -> &[i8] {
+        &self.samples
+    }
+
     pub fn clear_samples(&mut self) {
         self.samples_len = 0;
     }

@@ -307,6 +307,27 @@ impl Cartridge {
         Some(self.rom[bank * ROM_BANK_SIZE + (addr as usize & 0x3FFF)])
     }
 
+    /// Number of 16 KiB ROM banks (PyBoy's `external_rom_count`).
+    pub fn rom_bank_count(&self) -> usize {
+        self.rom_banks
+    }
+
+    /// Number of 8 KiB RAM banks allocated (PyBoy's `external_ram_count`).
+    pub fn ram_bank_count(&self) -> usize {
+        self.ram_banks
+    }
+
+    /// Overwrite ROM byte `offset` (0-0x3FFF) of `bank`, as PyBoy's `memory[bank, addr] = v`
+    /// does. The ROM is copied on the first override (it is shared between emulators);
+    /// the fingerprint stays that of the original image. Returns false if out of range.
+    pub fn override_rom(&mut self, bank: usize, offset: usize, value: u8) -> bool {
+        if bank >= self.rom_banks || offset >= ROM_BANK_SIZE {
+            return false;
+        }
+        Arc::make_mut(&mut self.rom)[bank * ROM_BANK_SIZE + offset] = value;
+        true
+    }
+
     /// All external RAM banks, bank `n` at `n * 8 KiB`.
     pub fn ram(&self) -> &[u8] {
         &self.ram

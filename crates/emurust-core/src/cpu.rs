@@ -106,6 +106,10 @@ pub enum Step {
     Stop,
     /// One of the 11 illegal opcodes locked the CPU (now or earlier); `Cpu::locked` is set.
     Locked,
+    /// With [`Cpu::brk`] set, opcode 0xDB is PyBoy's breakpoint (`OPCODE_BRK`): nothing was
+    /// done, PC still points past the opcode byte (the system puts it back) and EI's
+    /// countdown has not run. Only used for `hook_register`; see `GameBoy::run_to_break`.
+    Break,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -121,6 +125,9 @@ pub struct Cpu {
     pub stopped: bool,
     /// Set by an illegal opcode; the CPU then only idles.
     pub locked: bool,
+    /// Treat 0xDB as a breakpoint ([`Step::Break`]) instead of an illegal opcode. Not machine
+    /// state: it is a property of the host (set while any PyBoy-style hook is registered).
+    pub brk: bool,
     /// LD B,B (0x40) executions, the "breakpoint" of emulator test ROMs (not part of save
     /// states; a debugging aid only).
     pub ld_b_b: LdBB,
@@ -163,8 +170,9 @@ impl Cpu {
             bus.decoded(op as u16);
         }
         let outcome = self.execute(bus, op);
-        if outcome == Step::Locked {
-            // The illegal opcode never completes, so EI's countdown does not advance.
+        if matches!(outcome, Step::Locked | Step::Break) {
+            // The illegal opcode never completes, so EI's countdown does not advance (for a
+            // breakpoint the system decides).
             return outcome;
         }
         // EI's delayed enable ticks once per completed instruction (EI itself included),
@@ -717,6 +725,8 @@ impl Cpu {
                     self.ei_delay = 2;
                 }
             }
+            // PyBoy's breakpoint opcode, while hooks are registered.
+            0xDB if self.brk => return Step::Break,
             // D3 DB DD E3 E4 EB EC ED F4 FC FD: the CPU hangs.
             _ => {
                 self.locked = true;

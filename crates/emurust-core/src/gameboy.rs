@@ -623,6 +623,8 @@ pub struct GameBoy {
     /// The machine stopped mid-frame (right after the boot ROM exited); the next `run_frame`
     /// finishes that frame instead of starting a new one.
     resume_frame: bool,
+    /// A breakpoint opcode (see [`Cpu::brk`]) ended the last slice. Host state, not saved.
+    break_hit: bool,
 }
 
 pub const PC_TRACE_LEN: usize = 32;
@@ -669,6 +671,7 @@ impl GameBoy {
             pc_trace_next: 0,
             instructions: 0,
             resume_frame: false,
+            break_hit: false,
         };
         if !with_boot {
             crate::postboot::apply(&mut gb)?;
@@ -712,10 +715,17 @@ impl GameBoy {
     /// One turn of the scheduler: a CPU slice as long as the nearest device event allows,
     /// then every device catches up.
     fn run_slice_and_sync(&mut self) {
+        let budget = self.slice_budget().max(4) as u64;
+        self.run_budget_and_sync(budget);
+    }
+
+    /// A CPU slice of `budget` cycles (on CGB hardware during an HDMA transfer, PyBoy's HDMA
+    /// turn instead), then every device catches up.
+    #[inline]
+    fn run_budget_and_sync(&mut self, budget: u64) {
         if self.bus.cgb && self.bus.cgbx.hdma.active {
             self.hdma_turn();
         } else {
-            let budget = self.slice_budget().max(4) as u64;
             self.run_slice(budget);
         }
         let now = self.bus.cycles;
@@ -770,6 +780,109 @@ impl GameBoy {
             self.frames += 1;
         }
         false
+    }
+
+    // ------------------------------------------------------------ breakpoints (PyBoy hooks)
+    //
+    // PyBoy implements `hook_register` by writing its breakpoint opcode 0xDB over the hooked
+    // instruction. Executing it ends the CPU slice at once (no cycles, PC unchanged, EI's
+    // countdown runs), the devices catch up, and control returns to Python, which runs the
+    // callback, puts the original opcode back, and runs ONE 4-cycle slice (interrupt check
+    // included) before patching 0xDB in again and continuing the frame. These entry points
+    // let a host reproduce that sequence; `tick`/`run_frame` never stop at breakpoints and
+    // cost nothing extra when none is set.
+
+    /// Enable or disable 0xDB as a breakpoint (see [`Cpu::brk`]).
+    pub fn set_breakpoints_enabled(&mut self, on: bool) {
+        self.cpu.brk = on;
+    }
+
+    /// Start a frame as PyBoy's `tick()` does (before [`GameBoy::run_to_break`]).
+    pub fn begin_frame(&mut self, render: bool, sound: bool) {
+        self.bus.lcd.set_render(render);
+        self.bus.apu.set_sampling(sound);
+        if self.resume_frame {
+            self.resume_frame = false;
+        } else {
+            self.bus.apu.clear_samples();
+            self.bus.lcd.set_frame_done(false);
+        }
+    }
+
+    /// Run the current frame until it ends (true; the frame counter advances) or a
+    /// breakpoint ends a slice (false; PC is at the breakpoint). Call again to continue.
+    pub fn run_to_break(&mut self) -> bool {
+        while !self.bus.lcd.frame_done() {
+            self.run_slice_and_sync();
+            if self.break_hit {
+                self.break_hit = false;
+                return false;
+            }
+        }
+        self.frames += 1;
+        true
+    }
+
+    /// PyBoy's single step after a hook: one slice of 4 cycles (after the interrupt check)
+    /// and the devices' catch-up, unless the frame is already over. Returns true when that
+    /// slice stopped at a breakpoint.
+    pub fn single_step(&mut self) -> bool {
+        if !self.bus.lcd.frame_done() {
+            self.run_budget_and_sync(4);
+        }
+        std::mem::take(&mut self.break_hit)
+    }
+
+    /// Whether the current frame has ended (after [`GameBoy::run_to_break`] or
+    /// [`GameBoy::single_step`]).
+    pub fn frame_done(&self) -> bool {
+        self.bus.lcd.frame_done()
+    }
+
+    /// Count a frame finished through [`GameBoy::single_step`] (PyBoy counts it when its
+    /// frame loop exits).
+    pub fn count_frame(&mut self) {
+        self.frames += 1;
+    }
+
+    // ------------------------------------------------------------ host access (PyBoy API)
+
+    /// A read of `addr` as PyBoy's `memory[addr]` performs it: a CPU read at the current
+    /// cycle count with no access offset, including its side effects (devices catch up,
+    /// OAM DMA progresses, a pending STAT override is consumed).
+    pub fn read_cpu(&mut self, addr: u16) -> u8 {
+        let bus = &mut self.bus;
+        bus.hl_at_start = self.cpu.r.hl();
+        let now = bus.cycles;
+        bus.read_at(addr, now, 0)
+    }
+
+    /// The boot ROM's byte `i` (`None` without a boot ROM or past its end).
+    pub fn boot_rom_byte(&self, i: usize) -> Option<u8> {
+        self.bus.boot_rom.as_ref().and_then(|b| b.get(i).copied())
+    }
+
+    /// Overwrite the boot ROM's byte `i` (PyBoy's `memory[-1, addr] = v`). Returns false
+    /// without a boot ROM or past its end.
+    pub fn set_boot_rom_byte(&mut self, i: usize, value: u8) -> bool {
+        match self.bus.boot_rom.as_mut() {
+            Some(b) if i < b.len() => {
+                Arc::make_mut(b)[i] = value;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the boot ROM is mapped at 0000-00FF.
+    pub fn boot_rom_mapped(&self) -> bool {
+        self.bus.boot_rom_mapped
+    }
+
+    /// Set the timer's DIV (the upper byte of its counter) keeping the lower byte, without
+    /// catching the timer up (PyBoy's game wrappers do this for `timer_div`).
+    pub fn set_div(&mut self, value: u8) {
+        self.bus.timer.set_div_keep_low(value);
     }
 
     /// Run `frames` frames, drawing only the last one if `render` and sampling audio only in
@@ -894,6 +1007,21 @@ impl GameBoy {
                     bus.stop_cgb(start);
                 }
                 bus.cycles = start + 4;
+            }
+            Step::Break => {
+                // PyBoy's BRK: PC stays on it, no cycles pass, the slice ends; EI's countdown
+                // still runs (PyBoy counts it down after every executed opcode).
+                self.cpu.r.pc = pc;
+                bus.cycles = start;
+                if self.cpu.ei_delay > 0 {
+                    self.cpu.ei_delay -= 1;
+                    if self.cpu.ei_delay == 0 {
+                        self.cpu.ime = true;
+                    }
+                }
+                bus.bail = true;
+                self.break_hit = true;
+                return;
             }
         }
         if ei_delay_before == 1 && bus.opcode != OPCODE_DI && bus.opcode != OPCODE_RETI {
@@ -1135,10 +1263,72 @@ impl GameBoy {
         // Output logs are not machine state: keep them.
         d.bus.serial.restore_sent(self.bus.serial.take_sent());
         d.bus.lcd.keep_picture_buffers(&mut self.bus.lcd);
+        // Nor is the host's breakpoint setting.
+        d.cpu.brk = self.cpu.brk;
         self.cpu = d.cpu;
         self.bus = d.bus;
         self.halted_after_ei = d.halted_after_ei;
         self.resume_frame = d.resume_frame;
         self.frames = d.frames;
+    }
+}
+
+#[cfg(test)]
+mod breakpoint_tests {
+    use super::*;
+
+    /// A ROM whose program at 0x150 is `INC A ; JR -3` (loops forever).
+    fn looping_rom() -> Arc<[u8]> {
+        let mut rom = vec![0u8; 0x8000];
+        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+        rom[0x150..0x153].copy_from_slice(&[0x3C, 0x18, 0xFD]);
+        let mut x: u8 = 0;
+        for b in &rom[0x134..0x14D] {
+            x = x.wrapping_sub(*b).wrapping_sub(1);
+        }
+        rom[0x14D] = x;
+        rom.into()
+    }
+
+    #[test]
+    fn breakpoint_opcode_stops_the_frame_and_single_step_runs_one_instruction() {
+        let mut gb = GameBoy::new(looping_rom(), None).unwrap();
+        gb.tick(1, false, false);
+        assert!(gb.bus.cart.override_rom(0, 0x150, 0xDB));
+        gb.set_breakpoints_enabled(true);
+        gb.begin_frame(false, false);
+        assert!(!gb.run_to_break(), "stops at the breakpoint");
+        assert_eq!(gb.cpu.r.pc, 0x150);
+        let (a, cycles) = (gb.cpu.r.a, gb.bus.cycles);
+        // The host puts the instruction back and single-steps it.
+        assert!(gb.bus.cart.override_rom(0, 0x150, 0x3C));
+        assert!(!gb.single_step());
+        assert_eq!(gb.cpu.r.a, a.wrapping_add(1));
+        assert_eq!(gb.cpu.r.pc, 0x151);
+        assert_eq!(gb.bus.cycles, cycles + 4);
+        // Patched in again, the loop comes back to it once per iteration (12 cycles).
+        assert!(gb.bus.cart.override_rom(0, 0x150, 0xDB));
+        assert!(!gb.run_to_break());
+        assert_eq!(gb.cpu.r.pc, 0x150);
+        assert_eq!(gb.bus.cycles, cycles + 16);
+        assert!(!gb.cpu.locked);
+    }
+
+    #[test]
+    fn without_breakpoints_enabled_0xdb_still_locks_the_cpu() {
+        let mut gb = GameBoy::new(looping_rom(), None).unwrap();
+        gb.tick(1, false, false);
+        assert!(gb.bus.cart.override_rom(0, 0x150, 0xDB));
+        gb.tick(2, false, false);
+        assert!(gb.cpu.locked);
+    }
+
+    #[test]
+    fn set_div_keeps_the_low_counter_byte() {
+        let mut gb = GameBoy::new(looping_rom(), None).unwrap();
+        gb.tick(1, false, false);
+        let low = gb.bus.timer.counter() & 0xFF;
+        gb.set_div(0xAB);
+        assert_eq!(gb.bus.timer.counter(), 0xAB00 | low);
     }
 }

@@ -168,6 +168,12 @@ impl Timer {
         to_next_edge + (0xFF - self.tima as u64) * period
     }
 
+    /// Replace DIV (the counter's upper byte), keeping the lower byte and without catching
+    /// up or re-planning (what PyBoy's game wrappers do to seed a game's randomness).
+    pub fn set_div_keep_low(&mut self, div: u8) {
+        self.counter = ((div as u16) << 8) | (self.counter & 0xFF);
+    }
+
     pub fn read_div(&self) -> u8 {
         (self.counter >> 8) as u8
     }

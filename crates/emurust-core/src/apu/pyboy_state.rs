@@ -200,7 +200,8 @@ fn save_wave(w: &mut StateWriter, c: &Wave) {
     w.u8(c.level);
     w.u16(c.freq);
     w.bool(c.length.enabled);
-    w.bool(c.on);
+    // PyBoy keeps "enabled" as the channel's NR52 bit (0x04), as for the pulse channels.
+    w.u8(if c.on { 0x04 } else { 0 });
     w.i64(c.length.remaining);
     w.i64(c.countdown);
     w.i64(c.step_cycles);
@@ -269,7 +270,7 @@ fn save_noise(w: &mut StateWriter, c: &Noise) {
     w.bool(c.short_mode);
     w.u8(c.divisor);
     w.bool(c.length.enabled);
-    w.bool(c.on);
+    w.u8(if c.on { 0x08 } else { 0 }); // NR52 bit, as PyBoy keeps it
     w.i64(c.length.remaining);
     let (countdown, lfsr) = c.settled();
     w.i64(countdown);

@@ -26,11 +26,12 @@
 //! Integers are little-endian, as PyBoy's `write_16bit`/`write_64bit` write them; its doubles
 //! are the machine's (little-endian on every platform PyBoy ships for).
 //!
-//! Loading makes this machine continue exactly as a freshly created PyBoy does after
-//! `load_state`. What PyBoy does not save takes the value such a PyBoy has: the "halted right
+//! Loading makes this machine continue exactly as PyBoy does after `load_state`. The LCD's
+//! unsaved fields keep this instance's values, as they do in a running PyBoy (for a machine
+//! that has run as PyBoy has, e.g. through `emurust.PyBoy`, they are PyBoy's). Other things
+//! PyBoy does not save take the value a freshly created PyBoy has: the "halted right
 //! after EI" flag is clear, nothing is locked, the clock's latch is empty, the bank mapped at
-//! 0000-3FFF is bank 0 (see the cartridge section), the LCD's unsaved fields are those of a
-//! powered-on LCD. The frame counter and the serial output log are ours and are kept.
+//! 0000-3FFF is bank 0 (see the cartridge section). The frame counter and the serial output log are ours and are kept.
 //! On any error the machine is unchanged.
 
 use super::{Decoded, GameBoy, SystemBus};
@@ -39,7 +40,6 @@ use crate::apu::Apu;
 use crate::cpu::{Cpu, Registers};
 use crate::joypad::pyboy_state::PYBOY_JOYPAD_SECTION_LEN;
 use crate::joypad::Joypad;
-use crate::lcd::Lcd;
 use crate::lcd::{PYBOY_LCD_SECTION_LEN, PYBOY_RENDERER_SECTION_LEN};
 use crate::serial::pyboy_state::PYBOY_SERIAL_SECTION_LEN;
 use crate::serial::Serial;
@@ -103,6 +103,12 @@ impl GameBoy {
             + PYBOY_JOYPAD_SECTION_LEN
             + PYBOY_SERIAL_SECTION_LEN
             + SGB_LEN
+    }
+
+    /// Byte offset of the renderer section (the screen: per pixel RGBA and a colour-0 flag)
+    /// in a PyBoy 2.8.1 state.
+    pub fn pyboy_renderer_offset(&self) -> usize {
+        HEADER_LEN + CPU_LEN + DMA_LEN + PYBOY_LCD_SECTION_LEN + PYBOY_SOUND_SECTION_LEN
     }
 
     /// The machine as a PyBoy 2.8.1 save state (what `PyBoy.save_state` writes), which
@@ -320,11 +326,10 @@ impl GameBoy {
         }
         bus.dma.start = r.u64()?;
 
-        let mut lcd = Lcd::new();
-        if cgb {
-            // A freshly created PyBoy on CGB hardware starts in colour mode.
-            lcd.set_cgb(true);
-        }
+        // PyBoy loads into its running LCD: what it does not save (window line counter,
+        // mode 3 adjustment, STAT override, ...) keeps this instance's values, and the LCDC
+        // write sees the current LCDC.
+        let mut lcd = self.bus.lcd.clone();
         lcd.load_pyboy_lcd(&mut r)?;
         let apu = Apu::load_pyboy(&mut r, cgb)?;
         if apu.speed_shift != lcd.speed_shift {

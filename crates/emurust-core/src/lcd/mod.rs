@@ -63,6 +63,7 @@ impl Step {
     }
 }
 
+#[derive(Clone)]
 pub struct Lcd {
     pub vram: [u8; 0x2000],
     pub oam: [u8; 0xA0],

@@ -197,6 +197,7 @@ fn draw_tiles(
 /// Docs, "OAM Scan"). Both mode 3's length and the drawing need them on every line, so
 /// they are worked out for all lines at once and reused for as long as OAM and the object
 /// height stay the same (OAM typically changes once a frame, by DMA in VBlank).
+#[derive(Clone)]
 pub(super) struct LineObjects {
     /// The OAM and object height the lists were made from (height 0: not made yet).
     oam: [u8; 0xA0],
