@@ -481,7 +481,8 @@ impl SystemBus {
         self.bail = true;
     }
 
-    /// Side-effect-free view of memory for debuggers, tests and Python.
+    /// Side-effect-free view of memory for debuggers, tests and Python: what PyBoy's memory
+    /// view (`pyboy.memory`) shows (see [`Apu::debug_read`] for FF10-FF3F).
     pub fn peek(&self, addr: u16) -> u8 {
         match addr {
             0x0000..=0x3FFF
@@ -507,7 +508,7 @@ impl SystemBus {
             0xFF06 => self.timer.read_tma(),
             0xFF07 => self.timer.read_tac(),
             0xFF0F => self.if_reg | 0xE0,
-            0xFF10..=0xFF3F => self.apu.peek(addr),
+            0xFF10..=0xFF3F => self.apu.debug_read(addr, self.cycles),
             0xFF46 => self.dma.source,
             0xFF40..=0xFF4B => self.lcd.peek_register(addr),
             0xFF4C..=0xFF7F if self.cgb => self.peek_cgb_io(addr),
