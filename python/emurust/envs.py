@@ -46,6 +46,9 @@ Arguments (all keyword):
     of ``(buttons, frames)`` (e.g. ``[("start", 2), ("noop", 12)]``). At least one frame runs.
 ``num_threads``
     Rayon threads (default: the number of CPUs). Results do not depend on it.
+``sound_emulated`` (True)
+    as PyBoy's ``sound_emulated``: False skips the sound unit (faster; FF10-FF3F then read 0,
+    as in ``PyBoy(sound_emulated=False)``, which games can notice).
 
 Seeding: ``reset(seed=s)`` seeds environment i's reset generator with ``s + i`` (a list gives
 one seed each); it only decides the number of idle frames at each reset (the emulator itself
@@ -104,6 +107,7 @@ class BatchDriver:
         noop_max: int = 0,
         reset_script: Sequence[tuple[Any, int]] = (),
         num_threads: Optional[int] = None,
+        sound_emulated: bool = True,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
             raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}")
@@ -133,6 +137,7 @@ class BatchDriver:
             reset_script=script,
             start_state=None if per_env_states else start_state,
             num_threads=num_threads,
+            sound_emulated=bool(sound_emulated),
         )
         if per_env_states:
             for i, s in enumerate(start_state):

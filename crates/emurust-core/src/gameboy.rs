@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use crate::apu::Apu;
+use crate::apu::{Apu, SoundOptions};
 use crate::cartridge::Cartridge;
 use crate::cpu::{Bus, Cpu, Registers, Step};
 use crate::interrupts;
@@ -84,11 +84,11 @@ pub struct SystemBus {
 }
 
 impl SystemBus {
-    fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>) -> Self {
+    fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>, sound: SoundOptions) -> Self {
         SystemBus {
             cart,
             lcd: Lcd::new(),
-            apu: Apu::new(),
+            apu: Apu::new(sound),
             timer: Timer::new(),
             serial: Serial::new(),
             joypad: Joypad::new(),
@@ -473,6 +473,14 @@ struct Decoded {
     bus: SystemBus,
 }
 
+/// What a Game Boy is created with, besides its ROM and boot ROM: the settings of PyBoy's
+/// constructor that change what a program sees.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `PyBoy(sound_emulated=..., sound_sample_rate=...)`.
+    pub sound: SoundOptions,
+}
+
 /// A Game Boy: CPU and system bus, stepped frame by frame.
 pub struct GameBoy {
     pub cpu: Cpu,
@@ -491,6 +499,8 @@ pub struct GameBoy {
     /// The machine stopped mid-frame (right after the boot ROM exited); the next `run_frame`
     /// finishes that frame instead of starting a new one.
     resume_frame: bool,
+    /// The cycle the current (or last) frame started at (statistics; not in save states).
+    pub frame_start: u64,
 }
 
 pub const PC_TRACE_LEN: usize = 32;
@@ -499,8 +509,19 @@ const PC_TRACE_MASK: u8 = (PC_TRACE_LEN - 1) as u8;
 
 impl GameBoy {
     /// Power on with `boot_rom` (256 bytes, mapped at 0000-00FF until FF50 is written), or
-    /// in the state the DMG boot ROM leaves when `boot_rom` is `None`.
+    /// in the state the DMG boot ROM leaves when `boot_rom` is `None`; with PyBoy's default
+    /// settings (see [`GameBoy::with_options`]).
     pub fn new(rom: Arc<[u8]>, boot_rom: Option<Arc<[u8]>>) -> Result<GameBoy, CoreError> {
+        Self::with_options(rom, boot_rom, Options::default())
+    }
+
+    /// As [`GameBoy::new`], behaving as a PyBoy created with the same `options`.
+    pub fn with_options(
+        rom: Arc<[u8]>,
+        boot_rom: Option<Arc<[u8]>>,
+        options: Options,
+    ) -> Result<GameBoy, CoreError> {
+        options.sound.validate()?;
         if let Some(b) = &boot_rom {
             if b.len() != 0x100 {
                 return Err(CoreError::BootRom(format!(
@@ -513,13 +534,14 @@ impl GameBoy {
         let with_boot = boot_rom.is_some();
         let mut gb = GameBoy {
             cpu: Cpu::new(),
-            bus: SystemBus::new(cart, boot_rom),
+            bus: SystemBus::new(cart, boot_rom, options.sound),
             halted_after_ei: false,
             frames: 0,
             pc_trace: [0; PC_TRACE_LEN],
             pc_trace_next: 0,
             instructions: 0,
             resume_frame: false,
+            frame_start: 0,
         };
         if !with_boot {
             crate::postboot::apply(&mut gb)?;
@@ -531,6 +553,12 @@ impl GameBoy {
         self.cpu.r
     }
 
+    pub fn options(&self) -> Options {
+        Options {
+            sound: self.bus.apu.options(),
+        }
+    }
+
     /// Run one frame: exactly what one PyBoy `tick()` advances. `render` draws the picture;
     /// `sound` samples audio. PyBoy's `tick(n, render, sound=True)` draws and samples only in
     /// its last frame; sampling changes APU catch-up points, so match it to stay exact.
@@ -538,9 +566,14 @@ impl GameBoy {
         self.bus.lcd.set_render(render);
         self.bus.apu.set_sampling(sound);
         if self.resume_frame {
-            // Finish the frame the boot ROM exited in, keeping what it already produced.
+            // Finish the frame the boot ROM exited in, keeping what it already produced
+            // (PyBoy's frame started before it; unsampled, it has no samples at all).
             self.resume_frame = false;
+            if !sound {
+                self.bus.apu.clear_samples();
+            }
         } else {
+            self.frame_start = self.bus.cycles;
             self.bus.apu.clear_samples();
             self.bus.lcd.set_frame_done(false);
         }
@@ -577,6 +610,7 @@ impl GameBoy {
             // As PyBoy's tick(1, render=False) (sound sampling on, its default).
             self.bus.lcd.set_render(false);
             self.bus.apu.set_sampling(true);
+            self.frame_start = self.bus.cycles;
             self.bus.apu.clear_samples();
             self.bus.lcd.set_frame_done(false);
             while !self.bus.lcd.frame_done() {
@@ -726,13 +760,18 @@ impl GameBoy {
 
     // ---------------------------------------------------------------- save states
 
-    const STATE_MAGIC: &'static [u8; 8] = b"EMURUST\x02";
+    const STATE_MAGIC: &'static [u8; 8] = b"EMURUST\x03";
 
-    /// Serialise the whole machine. The ROM itself is not included; a fingerprint of it is.
+    /// Serialise the whole machine. The ROM itself is not included; a fingerprint of it is,
+    /// and the options the machine was created with (a state loads only into a machine with
+    /// the same options).
     pub fn save_state(&self) -> Vec<u8> {
         let mut w = StateWriter::new();
         w.buf.extend_from_slice(Self::STATE_MAGIC);
         w.u64(self.bus.cart.fingerprint());
+        let sound = self.bus.apu.options();
+        w.bool(sound.emulated);
+        w.u32(sound.sample_rate);
         self.write_machine(&mut w);
         self.bus.cart.save_state(&mut w);
         w.buf
@@ -789,6 +828,19 @@ impl GameBoy {
                 "the state was saved with a different ROM".into(),
             ));
         }
+        let saved = SoundOptions {
+            emulated: r.bool()?,
+            sample_rate: r.u32()?,
+        };
+        let ours = self.bus.apu.options();
+        if saved != ours {
+            return Err(CoreError::State(format!(
+                "the state was saved with {}, this emulator has {}: create it with the same \
+                 sound options to load it",
+                saved.describe(),
+                ours.describe()
+            )));
+        }
         let mut decoded = self.read_machine(&mut r)?;
         decoded.bus.cart.load_state(&mut r)?;
         if r.remaining() != 0 {
@@ -817,7 +869,9 @@ impl GameBoy {
 
     /// The machine part of the post-boot state, from running `boot_rom` until it unmaps itself,
     /// with VRAM and the picture blanked (see [`crate::postboot`]).
-    pub fn postboot_snapshot(boot_rom: Arc<[u8]>) -> Result<Vec<u8>, CoreError> {
+    /// Also returns the cycle at which the boot ROM's last frame started (see
+    /// [`crate::postboot::BOOT_EXIT_FRAME_START`]).
+    pub fn postboot_snapshot(boot_rom: Arc<[u8]>) -> Result<(Vec<u8>, u64), CoreError> {
         let mut rom = vec![0u8; 0x8000];
         rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
         rom[0x150..0x152].copy_from_slice(&[0x18, 0xFE]);
@@ -836,7 +890,7 @@ impl GameBoy {
         gb.frames = 0;
         let mut w = StateWriter::new();
         gb.write_machine(&mut w);
-        Ok(w.buf)
+        Ok((w.buf, gb.frame_start))
     }
 
     /// Decode the machine part into fresh components (the cartridge is cloned from `self`), so
@@ -872,7 +926,11 @@ impl GameBoy {
         let resume_frame = r.bool()?;
         let frames = r.u64()?;
 
-        let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone());
+        let mut bus = SystemBus::new(
+            self.bus.cart.clone(),
+            self.bus.boot_rom.clone(),
+            self.bus.apu.options(),
+        );
         bus.cycles = r.u64()?;
         bus.if_reg = r.u8()? & 0x1F;
         bus.ie_reg = r.u8()?;

@@ -79,7 +79,7 @@ def pyboy_boot_rom_path() -> str:
     return os.path.join(os.path.dirname(spec.origin), "core", "bootrom_dmg.bin")
 
 
-def make_pyboy(rom_path: str):
+def make_pyboy(rom_path: str, sound_emulated: bool = True, sound_sample_rate: Optional[int] = None):
     import pyboy as _pyboy
 
     if _pyboy.__version__ != PYBOY_VERSION if hasattr(_pyboy, "__version__") else False:
@@ -87,7 +87,7 @@ def make_pyboy(rom_path: str):
     import logging
 
     logging.getLogger("pyboy").setLevel(logging.ERROR)
-    return _pyboy.PyBoy(rom_path, window="null")
+    return _pyboy.PyBoy(rom_path, window="null", sound_emulated=sound_emulated, sound_sample_rate=sound_sample_rate)
 
 
 def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0, with_state: bool = True) -> Snapshot:
@@ -115,8 +115,18 @@ def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0, with_state: bool =
         cart_ram=_pyboy_cart_ram(pb, cart_ram_banks),
         screen=pb.screen.ndarray.copy() if screen else None,
         cycles=cycles,
-        sound=pb.sound.ndarray.copy(),
+        sound=_pyboy_samples(pb),
     )
+
+
+def _pyboy_samples(pb) -> Optional[np.ndarray]:
+    """This frame's samples, or None when PyBoy does not emulate sound."""
+    from pyboy.utils import PyBoyFeatureDisabledError
+
+    try:
+        return pb.sound.ndarray.copy()
+    except PyBoyFeatureDisabledError:
+        return None
 
 
 def _pyboy_cart_ram(pb, banks: int) -> bytes:
@@ -147,7 +157,7 @@ def snapshot_emurust(gb, screen: bool, with_state: bool = True) -> Snapshot:
         cart_ram=bytes(gb.cartridge_ram()),
         screen=gb.screen_rgba() if screen else None,
         cycles=gb.cycles if with_state else None,
-        sound=gb.sound_samples(),
+        sound=gb.sound_samples() if gb.sound_emulated else None,
     )
 
 

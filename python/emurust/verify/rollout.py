@@ -88,6 +88,8 @@ def rollout(
     tick_pattern_seed: Optional[int] = None,
     state_every: int = 1,
     start_state=None,
+    sound_emulated: bool = True,
+    sound_sample_rate: Optional[int] = None,
 ) -> RolloutResult:
     """Run `frames` frames on both emulators; compare after every `compare_every` frames.
 
@@ -107,13 +109,16 @@ def rollout(
     loads it natively (with an MBC3 clock's save time neutralised, see
     :func:`pyboy_state_without_wall_clock`), emurust through ``load_pyboy_state``. Frames are
     then counted from the state.
+
+    `sound_emulated` and `sound_sample_rate` are given to both (PyBoy's constructor options).
     """
     import emurust
 
     with open(pyboy_boot_rom_path(), "rb") as f:
         boot = f.read()
-    gb = emurust.GameBoy(rom_path, boot_rom=boot if boot_rom else None)
-    pb = make_pyboy(rom_path)
+    sound = dict(sound_emulated=sound_emulated, sound_sample_rate=sound_sample_rate)
+    gb = emurust.GameBoy(rom_path, boot_rom=boot if boot_rom else None, **sound)
+    pb = make_pyboy(rom_path, **sound)
     skip = () if boot_rom else ("VRAM",)
     if start_state is not None:
         import io
@@ -225,6 +230,8 @@ def _main(args) -> int:
             progress=_progress_adapter(update) if update else None,
             boot_rom=not args.no_boot_rom,
             start_state=getattr(args, "start_state", None),
+            sound_emulated=getattr(args, "sound_emulated", "on") == "on",
+            sound_sample_rate=getattr(args, "sound_sample_rate", None),
         )
     finally:
         close()
@@ -267,6 +274,8 @@ def add_parser(sub) -> None:
         metavar="FILE",
         help="start both from this PyBoy 2.8.1 .state (PyBoy loads it natively, emurust via load_pyboy_state)",
     )
+    p.add_argument("--sound-emulated", choices=("on", "off"), default="on", help="both emulate sound (PyBoy's default) or not")
+    p.add_argument("--sound-sample-rate", type=int, metavar="HZ", help="audio sample rate of both (default: PyBoy's, 48000)")
     p.add_argument("--repair-prompt", metavar="FILE", help="on divergence, fill the repair template into FILE")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_main)

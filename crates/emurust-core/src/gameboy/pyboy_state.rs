@@ -8,7 +8,7 @@
 //! | CPU          | 27             | A F B C D E, HL SP PC (16-bit), IME, EI delay, halted, stopped, IE, "interrupt queued", IF, cycles (64-bit) |
 //! | OAM DMA      | 12             | active, reading, source page, bytes copied, start cycle |
 //! | LCD          | [`PYBOY_LCD_SECTION_LEN`] | [`Lcd::load_pyboy_lcd`]                    |
-//! | sound        | [`PYBOY_SOUND_SECTION_LEN`] | [`Apu::load_pyboy`]                      |
+//! | sound        | [`pyboy_sound_section_len`] | [`Apu::load_pyboy`]                      |
 //! | renderer     | [`PYBOY_RENDERER_SECTION_LEN`] | the screen, [`Lcd::load_pyboy_renderer`] |
 //! | RAM          | 8491           | WRAM, FEA0-FEFF, FF00-FF4B (P1 and unused registers), HRAM |
 //! | WRAM bank    | 1              | CGB only, 0                                           |
@@ -29,7 +29,7 @@
 //! On any error the machine is unchanged.
 
 use super::{Decoded, GameBoy, SystemBus};
-use crate::apu::pyboy_state::PYBOY_SOUND_SECTION_LEN;
+use crate::apu::pyboy_state::pyboy_sound_section_len;
 use crate::apu::Apu;
 use crate::cpu::{Cpu, Registers};
 use crate::joypad::pyboy_state::PYBOY_JOYPAD_SECTION_LEN;
@@ -79,7 +79,7 @@ impl GameBoy {
             + CPU_LEN
             + DMA_LEN
             + PYBOY_LCD_SECTION_LEN
-            + PYBOY_SOUND_SECTION_LEN
+            + pyboy_sound_section_len(self.bus.apu.options())
             + PYBOY_RENDERER_SECTION_LEN
             + RAM_LEN
             + 1
@@ -173,6 +173,21 @@ impl GameBoy {
                 "this PyBoy state is of a Game Boy Color; only DMG states are supported",
             ));
         }
+        // The sample buffer's length depends on the sample rate: name a mismatch as such.
+        let spf_at = HEADER_LEN + CPU_LEN + DMA_LEN + PYBOY_LCD_SECTION_LEN + 8;
+        if let Some(b) = data.get(spf_at..spf_at + 8) {
+            let saved = u64::from_le_bytes(b.try_into().unwrap());
+            let sound = self.bus.apu.options();
+            if saved != sound.samples_per_frame() as u64 {
+                return Err(state_err(format!(
+                    "the PyBoy state was saved at another sound sample rate ({saved} samples per \
+                     frame; this emulator samples at {} Hz, {} per frame): create the emulator \
+                     with the PyBoy's sound_sample_rate",
+                    sound.sample_rate,
+                    sound.samples_per_frame()
+                )));
+            }
+        }
         let expected = self.pyboy_state_len();
         if data.len() != expected {
             let what = if data.len() < expected {
@@ -237,7 +252,11 @@ impl GameBoy {
             return Err(state_err("PyBoy CPU: negative cycle count"));
         }
 
-        let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone());
+        let mut bus = SystemBus::new(
+            self.bus.cart.clone(),
+            self.bus.boot_rom.clone(),
+            self.bus.apu.options(),
+        );
         bus.cycles = cycles;
         bus.ie_reg = ie;
         bus.if_reg = if_reg & 0x1F;
@@ -269,7 +288,7 @@ impl GameBoy {
 
         let mut lcd = Lcd::new();
         lcd.load_pyboy_lcd(&mut r)?;
-        let apu = Apu::load_pyboy(&mut r)?;
+        let apu = Apu::load_pyboy(&mut r, self.bus.apu.options())?;
         lcd.load_pyboy_renderer(&mut r)?;
         bus.lcd = lcd;
         bus.apu = apu;
