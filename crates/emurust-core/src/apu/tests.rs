@@ -575,3 +575,80 @@ fn ceil_cycles_matches_f64_ceil() {
         assert_eq!(ceil_cycles(t), t.ceil() as u64, "{t}");
     }
 }
+
+/// Without sound emulation (PyBoy's `sound_emulated=False`): FF10-FF3F read 0, writes change
+/// nothing, no samples, the hint stays MAX_CYCLES; what PyBoy's Motherboard keeps doing around
+/// its sound object (the DIV-write flag, the NR52 power-on realignment) still happens.
+#[test]
+fn not_emulated_is_pyboys_sound_off() {
+    let off = SoundOptions {
+        emulated: false,
+        sample_rate: 48000,
+    };
+    let mut a = Apu::new(off);
+    assert_eq!(a.cycles_to_interrupt(), MAX_CYCLES);
+    a.write(0xFF26, 0x80, 100, 0);
+    for (addr, v) in [(0xFF12u16, 0xF0u8), (0xFF14, 0x87), (0xFF30, 0x12), (0xFF24, 0x77)] {
+        a.write(addr, v, 200, 0);
+    }
+    for addr in 0xFF10..0xFF40 {
+        assert_eq!(a.read(addr, 300), 0, "{addr:04X}");
+        assert_eq!(a.debug_read(addr, 300), 0, "{addr:04X}");
+    }
+    a.set_sampling(true);
+    a.tick(100_000);
+    assert!(a.samples().is_empty());
+    assert_eq!(a.cycles_to_interrupt(), MAX_CYCLES);
+    assert_eq!(a.caught_up_to, 100_000);
+    assert_eq!(a.clock, 0, "PyBoy's sound.cycles stays 0");
+    // A DIV write on the APU bit's falling edge, then NR52 power-on while the bit is set
+    // again: the flag and the realigned frame-sequencer target (from sound.cycles = 0).
+    a.on_div_write(100_100, 0x1000);
+    assert!(a.div_edge_written);
+    assert_eq!(a.next_seq, MAX_CYCLES as f64);
+    a.write(0xFF26, 0x80, 100_200, 0x1234);
+    assert_eq!(a.seq_mode, SEQ_SKIP);
+    assert_eq!(a.seq_step, 1);
+    assert_eq!(a.next_seq, (0x2000 - 0x1234) as f64);
+    a.write(0xFF14, 0x00, 100_300, 0);
+    assert!(!a.div_edge_written);
+    assert_eq!(a.cycles_to_interrupt(), MAX_CYCLES);
+    assert!(!a.powered);
+}
+
+/// The sample rate changes the sample period, the buffer and the chunking; registers and
+/// channels run the same at every rate.
+#[test]
+fn other_sample_rates() {
+    for rate in [1u32, 8000, 22050, 44100, 96000, 4_194_304] {
+        let opts = SoundOptions {
+            emulated: true,
+            sample_rate: rate,
+        };
+        let mut a = Apu::new(opts);
+        let mut b = Apu::new(SoundOptions::default());
+        assert_eq!(a.cycles_to_interrupt(), ceil_cycles(opts.cycles_per_sample().min(8192.0)));
+        for apu in [&mut a, &mut b] {
+            apu.write(0xFF26, 0x80, 40, 0);
+            apu.write(0xFF25, 0xFF, 44, 0);
+            apu.write(0xFF12, 0xF3, 48, 0);
+            apu.write(0xFF14, 0xC7, 52, 0);
+        }
+        let mut total = 0;
+        for k in 1..=30u64 {
+            let now = k * 70224;
+            a.set_sampling(true);
+            a.clear_samples();
+            a.tick(now);
+            b.tick(now);
+            total += a.samples().len() / 2;
+            assert!(a.samples().len() <= opts.sample_buffer_len());
+            for addr in 0xFF10..0xFF30 {
+                assert_eq!(a.read(addr, now), b.read(addr, now), "{rate} Hz {addr:04X}");
+            }
+        }
+        // (the samples of the first 52 cycles, before the first clear, are not counted)
+        let expect = ((30.0 * 70224.0 - 52.0) / opts.cycles_per_sample()) as usize;
+        assert!(total.abs_diff(expect) <= 1, "{rate} Hz: {total} samples, {expect} expected");
+    }
+}
