@@ -248,7 +248,7 @@ class PyBoy:
             with open(bootrom, "rb") as f:
                 boot = f.read()
         else:
-            boot = _bridge.default_boot_rom()
+            boot = _bridge.default_boot_rom(cart_cgb if cgb is None else bool(cgb))
         boot_is_cgb = boot is not None and len(boot) > 0x100
         if cgb is None:
             self._cgb = boot_is_cgb if bootrom is not None else cart_cgb
