@@ -139,6 +139,7 @@ pub struct Lcd {
 }
 
 /// The Game Boy Color's extra video state.
+#[derive(Clone)]
 pub struct CgbVideo {
     pub vram1: [u8; 0x2000],
     pub bg: cgb_palette::PaletteMemory,
