@@ -730,3 +730,19 @@ def test_without_pyboys_boot_rom_the_boot_frames_are_counted(monkeypatch):
     for lo, hi in ((0xC000, 0xE000), (0xFE00, 0xFEA0), (0xFF00, 0x10000)):
         assert ours.memory[lo:hi] == theirs.memory[lo:hi]
     assert ours.frame_count == theirs.frame_count == 150
+
+
+def test_cgb_cartridge_runs_as_game_boy_color_like_pyboy():
+    """A CGB-flagged cartridge with PyBoy's default cgb=None runs on Game Boy Color hardware
+    (through PyBoy's CGB boot ROM) on both, and as a DMG with cgb=False."""
+    rom = str(ROOT / "roms" / "cgb.gb")
+    for kwargs in ({}, {"cgb": False}):
+        def script(pb_api, rec, kwargs=kwargs):
+            pb = pb_api.PyBoy(rom, window="null", **kwargs)
+            for _ in range(30):
+                rec("tick", pb.tick(4, True))
+                rec("screen", pb.screen.ndarray)
+                rec("wram", pb.memory[0xC000:0xC100])
+                rec("io", pb.memory[0xFF40:0xFF4C])
+
+        assert_same(script)

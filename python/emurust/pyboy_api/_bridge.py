@@ -42,14 +42,15 @@ def make_core(
     resolved rate in Hz.
     """
     kwargs = {}
-    if cgb:
+    if _core_supports("cgb"):
+        kwargs["cgb"] = bool(cgb)  # explicit: the core's None would choose from the header
+    elif cgb:
         if not _core_supports("cgb"):
             raise NotImplementedError(
                 "emurust.PyBoy: Game Boy Color mode (cgb=True, or a CGB cartridge with cgb=None) "
                 "is not available in this build of the emurust core; pass cgb=False to run the "
                 "cartridge in DMG mode"
             )
-        kwargs["cgb"] = True
     if not sound_emulated:
         if not _core_supports("sound_emulated"):
             raise NotImplementedError(
@@ -67,8 +68,9 @@ def make_core(
     return _core.GameBoy(rom, boot_rom=boot_rom, **kwargs)
 
 
-def default_boot_rom() -> Optional[bytes]:
-    """PyBoy's own DMG boot ROM, read from the installed ``pyboy`` package, or None.
+def default_boot_rom(cgb: bool = False) -> Optional[bytes]:
+    """PyBoy's own boot ROM (DMG, or CGB with `cgb`), read from the installed ``pyboy`` package,
+    or None.
 
     PyBoy always powers on through a boot ROM. emurust does not ship one; when ``pyboy`` is
     installed its file is used so that the first frames match PyBoy exactly.
@@ -76,7 +78,7 @@ def default_boot_rom() -> Optional[bytes]:
     spec = importlib.util.find_spec("pyboy")
     if spec is None or spec.origin is None:
         return None
-    path = os.path.join(os.path.dirname(spec.origin), "core", "bootrom_dmg.bin")
+    path = os.path.join(os.path.dirname(spec.origin), "core", "bootrom_cgb.bin" if cgb else "bootrom_dmg.bin")
     try:
         with open(path, "rb") as f:
             return f.read()
