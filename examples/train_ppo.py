@@ -1,12 +1,15 @@
-"""Train PPO (Stable-Baselines3, CnnPolicy) on an emurust game; see `python examples/train_ppo.py -h`.
+"""Train PPO (Stable-Baselines3) on an emurust game and evaluate it against a random policy; the
+same as `emurust train` (see `python examples/train_ppo.py -h`).
 
-Needs `pip install 'emurust[rl]' tensorboard tqdm rich`. Example:
+Needs `pip install 'emurust[rl]'`. Example:
 
-    python examples/train_ppo.py --game dodge --steps 150000 --envs 16
+    python examples/train_ppo.py --game dodge --steps 60000 --seed 1
     tensorboard --logdir runs/
 """
+
+import sys
 
 from emurust.train import main
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -4,7 +4,8 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-VECTORS = pathlib.Path(os.environ.get("SM83_VECTORS", ROOT.parent / "shared" / "data" / "sm83-dev"))
+# The SM83 vectors: the repository's copy, or the directory SM83_VECTORS names.
+VECTORS = pathlib.Path(os.environ.get("SM83_VECTORS") or ROOT / "tests" / "data" / "sm83")
 LONG = os.environ.get("EMURUST_LONG") == "1"
 
 
@@ -30,5 +31,42 @@ def make_rom(cart_type=0x00, rom_banks=2, ram_code=0x00, title=b"TEST", program=
 @pytest.fixture(scope="session")
 def vectors_dir():
     if not VECTORS.is_dir():
-        pytest.fail(f"SM83 vectors not found at {VECTORS}; set SM83_VECTORS")
+        pytest.fail(f"SM83 vectors not found at {VECTORS}; set SM83_VECTORS to their directory")
     return VECTORS
+
+
+# ---------------------------------------------------------------- community ROMs (optional)
+
+COMMUNITY_TESTS = "test_community_roms.py"
+
+
+def _community_roms_missing():
+    from emurust.verify.suites import default_roms_dir
+
+    d = default_roms_dir(ROOT)
+    return None if os.path.isdir(d) else d
+
+
+def pytest_collection_modifyitems(config, items):
+    """With EMURUST_TEST_ROMS_OPTIONAL=1 and no community ROM folder, deselect those tests (and
+    say so in the summary); otherwise they run, and fail when the folder is missing."""
+    if os.environ.get("EMURUST_TEST_ROMS_OPTIONAL") != "1":
+        return
+    missing = _community_roms_missing()
+    if missing is None:
+        return
+    gone = [it for it in items if it.nodeid.split("::")[0].endswith(COMMUNITY_TESTS)]
+    if gone:
+        items[:] = [it for it in items if it not in gone]
+        config.hook.pytest_deselected(items=gone)
+        config._emurust_community_deselected = (len(gone), missing)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    info = getattr(config, "_emurust_community_deselected", None)
+    if info:
+        n, missing = info
+        terminalreporter.write_sep(
+            "!", f"{n} community-ROM tests DESELECTED: no ROM folder at {missing} (EMURUST_TEST_ROMS_OPTIONAL=1); "
+            "set EMURUST_TEST_ROMS to run them", yellow=True, bold=True
+        )

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): installs what the tests need, then runs every test.
 # Usage: bash tests/run.sh [--long]   (--long adds the soak runs: 10,000+ frame rollouts)
+#
+# Data: the SM83 vectors are in the repository (tests/data/sm83; SM83_VECTORS overrides).
+# The community ROM corpus is optional: EMURUST_TEST_ROMS, default ../shared/data/roms-dev.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,11 +12,25 @@ if ! command -v sdcc >/dev/null 2>&1 || ! command -v makebin >/dev/null 2>&1; th
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq sdcc >/dev/null; else sudo apt-get update -qq && sudo apt-get install -y -qq sdcc >/dev/null; fi
 fi
 
+if [ -z "${EMURUST_TEST_ROMS:-}" ] && [ -d ../shared/data/roms-dev ]; then
+  EMURUST_TEST_ROMS="$(cd ../shared/data/roms-dev && pwd)"
+  export EMURUST_TEST_ROMS
+fi
+if [ -n "${EMURUST_TEST_ROMS:-}" ] && [ -d "$EMURUST_TEST_ROMS" ]; then
+  echo "== community ROM corpus: $EMURUST_TEST_ROMS"
+else
+  echo "== community ROM corpus: not found (optional; set EMURUST_TEST_ROMS to its directory)"
+fi
+
 echo "== installing emurust and the test dependencies"
 python3 -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 python3 -m pip install -q ".[test]"
 
-echo "== cargo tests (core, CPU vectors)"
+# Debug build: overflow checks on, so arithmetic that would wrap silently in release fails here.
+echo "== cargo tests, debug build (whole workspace, SM83 vectors included)"
+cargo test -q --workspace 2>&1 | tail -n 40
+
+echo "== cargo tests, release build (the core as it ships)"
 cargo test -q --release -p emurust-core 2>&1 | tail -n 40
 
 echo "== pytest"

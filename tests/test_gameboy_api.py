@@ -20,18 +20,25 @@ DODGE = ROOT / "games" / "dodge.gb"
     "rom, words",
     [
         (b"", "empty"),
-        (make_rom()[:0x100], "header"),
-        (make_rom(rom_banks=4)[: 0x4000 * 3], "truncat"),
+        (make_rom()[:0x100], "too small"),
+        (make_rom(rom_banks=4)[: 0x4000 * 3 - 1], "not a multiple of the 16 KiB"),
         (make_rom(cart_type=0xFC), "not supported"),
         (make_rom(cart_type=0x22), "not supported"),
-        (b"\x00" * (9 << 20), "8 MiB"),
+        (make_rom(ram_code=0x06), "RAM size code 0x06"),
     ],
-    ids=["empty", "no-header", "truncated", "camera", "mbc7", "oversized"],
+    ids=["empty", "no-header", "not-whole-banks", "camera", "mbc7", "ram-size-code"],
 )
 def test_bad_roms_raise_rom_error(rom, words):
     with pytest.raises(emurust.RomError) as e:
         emurust.GameBoy(rom)
     assert words.lower() in str(e.value).lower()
+
+
+def test_file_size_not_the_header_size_decides():
+    # As in PyBoy 2.8.1: truncated, over-sized and single-bank files load; banks come from the file.
+    for rom in (make_rom(rom_banks=4)[: 0x4000 * 3], make_rom(rom_banks=2) + bytes(0x8000), make_rom()[:0x4000]):
+        gb = emurust.GameBoy(rom)
+        gb.tick(2)
 
 
 def test_bad_header_checksum():

@@ -16,6 +16,7 @@ GAMES = sorted(p for p in (ROOT / "games").glob("*.gb"))
 def test_corpus_present():
     names = {p.stem for p in TEST_ROMS}
     assert {"cpu_instrs", "timer", "interrupts_halt", "dma", "serial", "lcd_timing", "mbc1", "mbc2", "mbc3", "mbc5", "bench", "cgb"} <= names
+    assert {"lcd_onoff", "io_sweep", "scenes"} <= names
     assert {p.stem for p in GAMES} == {"dodge", "snake", "runner"}
 
 
@@ -36,6 +37,49 @@ def test_game_identical_to_pyboy_with_random_buttons(rom, seed):
     r = rollout(str(rom), frames, seed=seed, render_every=1 if not LONG else 3, state_every=1 if not LONG else 20)
     assert r.divergence is None, str(r.divergence)
     assert r.frames_identical == frames
+
+
+#: Our ROMs that read the joypad while they exercise the LCD and the I/O map (roms/README.md).
+INPUT_ROMS = ["scenes", "io_sweep", "lcd_onoff"]
+
+
+@pytest.mark.parametrize("name", INPUT_ROMS)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_lcd_and_io_roms_identical_to_pyboy_with_random_buttons(name, seed):
+    frames = 10_000 if LONG else 1500
+    r = rollout(str(ROOT / "roms" / f"{name}.gb"), frames, seed=seed, render_every=1 if not LONG else 3, state_every=1 if not LONG else 20)
+    assert r.divergence is None, str(r.divergence)
+    assert r.frames_identical == frames
+
+
+def test_stat_read_with_a_pending_mode_override_matches_pyboys_memory_view():
+    """lcd_onoff's case J switches the LCD on after writing LYC with the LCD off and then waits three
+    VBlanks before reading STAT, so frames end with PyBoy's one-shot STAT override pending. There,
+    emurust's side-effect-free read of FF41 must give what PyBoy's ``memory[0xFF41]`` gives (the mode
+    bits cleared), and the stored value (save states) must agree on both sides."""
+    import emurust
+    from emurust.verify.compare import _PYBOY_STAT_OFFSET, make_pyboy, pyboy_boot_rom_path, snapshot_pyboy
+
+    rom = str(ROOT / "roms" / "lcd_onoff.gb")
+    gb = emurust.GameBoy(rom, boot_rom=pyboy_boot_rom_path())
+    pb = make_pyboy(rom)
+    try:
+        for frame in range(1, 400):
+            gb.tick(1, False)
+            pb.tick(1, False)
+            stored = gb.save_pyboy_state()[_PYBOY_STAT_OFFSET]
+            snapshot_pyboy(pb, False)  # must not consume the override
+            if gb.read(0xFF41) != stored:
+                break
+        else:
+            pytest.fail("no frame ended with the STAT override pending")
+        assert gb.read(0xFF41) == stored & 0xFC
+        state = snapshot_pyboy(pb, False)
+        assert state.regions["IO"][0x41] == stored, "PyBoy's stored STAT"
+        assert pb.memory[0xFF41] == gb.read(0xFF41), "the first read: mode bits cleared"
+        assert pb.memory[0xFF41] == stored, "the override is spent"
+    finally:
+        pb.stop(save=False)
 
 
 def test_a_divergence_is_caught_and_reported():

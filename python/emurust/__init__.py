@@ -12,7 +12,7 @@ from typing import Union
 from . import _core
 from ._core import EmurustError, RomError, StateError
 
-__all__ = ["GameBoy", "EmurustError", "RomError", "StateError", "BUTTONS", "__version__"]
+__all__ = ["GameBoy", "PyBoy", "EmurustError", "RomError", "StateError", "BUTTONS", "__version__"]
 __version__ = _core.__version__
 BUTTONS = tuple(_core.BUTTONS)
 
@@ -58,6 +58,17 @@ class GameBoy(_core.GameBoy):
         gb.load_pyboy_state(state)
         return gb
 
+
+
+
+def __getattr__(name):
+    # `from emurust import PyBoy`: PyBoy 2.8.1's API on this core, imported on first use so
+    # that `import emurust` stays light.
+    if name == "PyBoy":
+        from .pyboy_api import PyBoy
+
+        return PyBoy
+    raise AttributeError(f"module 'emurust' has no attribute {name!r}")
 
 try:  # make gymnasium.make("emurust/Dodge-v0") work right after `import emurust`
     from ._registration import register_envs as _register_envs

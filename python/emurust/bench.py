@@ -484,14 +484,14 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--roms", default=",".join(DEFAULT_ROMS), help="comma-separated ROM paths")
-    p.add_argument("--engines", default=",".join(ENGINES), help="comma-separated, of " + ",".join(ENGINES))
-    p.add_argument("--patterns", default=",".join(PATTERNS), help="render,no_render")
+    p.add_argument("--roms", default=",".join(DEFAULT_ROMS), help="comma-separated ROM paths (default: %(default)s, relative to the repository)")
+    p.add_argument("--engines", default=",".join(ENGINES), help="comma-separated, of %(default)s (missing ones are skipped with the reason)")
+    p.add_argument("--patterns", default=",".join(PATTERNS), help="comma-separated, of %(default)s: every frame drawn, or none")
     p.add_argument("--frames", type=int, default=3000, help="timed frames per run")
     p.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is reported)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per worker before it is abandoned")
-    p.add_argument("--json", default="bench.json", help="results file ('' for none)")
-    p.add_argument("--png", default="bench.png", help="plot file ('' for none)")
+    p.add_argument("--json", default="bench.json", metavar="FILE", help="results file (default %(default)s; '' for none)")
+    p.add_argument("--png", default="bench.png", metavar="FILE", help="plot file (default %(default)s; '' for none)")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

@@ -280,7 +280,8 @@ class GameBoyVectorEnv(VectorEnv):
             ) from None
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-        self.metadata = dict(self.metadata, autoreset_mode=mode, render_fps=60)
+        # One step is frame_skip frames of the ~60 Hz Game Boy: that is the rate render() advances at.
+        self.metadata = dict(self.metadata, autoreset_mode=mode, render_fps=60 / self.driver.batch.frame_skip)
         self.autoreset_mode = mode
         self.render_mode = render_mode
         self.num_envs = self.driver.num_envs
@@ -374,6 +375,7 @@ class GameBoyEnv(gym.Env):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.render_mode = render_mode
         self.batch = self.driver.batch
+        self.metadata = dict(self.metadata, render_fps=60 / self.batch.frame_skip)
         self.observation_space = self.driver.single_observation_space
         self.action_space = self.driver.single_action_space
         self._seeded = False

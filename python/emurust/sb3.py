@@ -38,6 +38,7 @@ class EmurustVecEnv(VecEnv):
         self._actions: Optional[np.ndarray] = None
         self._seeded = False
         super().__init__(num_envs, self.driver.single_observation_space, self.driver.single_action_space)
+        self.metadata["render_fps"] = 60 / self.batch.frame_skip
 
     # ------------------------------------------------------------------ VecEnv API
 

@@ -64,6 +64,7 @@ const SEQ_HOLD: u8 = 1;
 /// Back to normal, but NR52 power-on writes re-align the sequencer (any non-zero value).
 const SEQ_RESUMED: u8 = 3;
 
+#[derive(Clone)]
 pub struct Apu {
     /// The APU's own time; equal to the CPU's T-cycles once caught up.
     clock: u64,
@@ -167,8 +168,39 @@ impl Apu {
         &self.samples[..self.samples_len]
     }
 
+    /// The whole sample buffer (PyBoy's `sound.raw_buffer`): [`Apu::samples`] followed by
+    /// whatever earlier frames left behind.
+    pub fn sample_buffer(&self) -> &[i8] {
+        &self.samples
+    }
+
     pub fn clear_samples(&mut self) {
         self.samples_len = 0;
+    }
+
+    /// The cycle of the last catch-up (checked against the machine's clock when a state loads).
+    pub(crate) fn caught_up_to(&self) -> u64 {
+        self.caught_up_to
+    }
+
+    /// The APU's own clock and its targets must lie close together (`max_distance`) and far
+    /// from overflowing (`max_count`); a state where they do not is corrupt. (The APU's clock
+    /// may lag the machine's: PyBoy's stops while its sound emulation is off.)
+    pub(crate) fn check_times(&self, max_count: u64, max_distance: u64) -> Result<(), CoreError> {
+        if self.clock > max_count || self.seq_step > max_count {
+            return Err(CoreError::State(format!(
+                "APU: clock {} or sequencer step {} out of range",
+                self.clock, self.seq_step
+            )));
+        }
+        let near = |t: f64| (t - self.clock as f64).abs() <= max_distance as f64;
+        if !near(self.next_sample) || !near(self.next_seq) {
+            return Err(CoreError::State(format!(
+                "APU: targets {} and {} lie far from its clock {}",
+                self.next_sample, self.next_seq, self.clock
+            )));
+        }
+        Ok(())
     }
 
     /// Catch up to absolute cycle `now`.
@@ -418,7 +450,38 @@ impl Apu {
         self.peek(addr)
     }
 
-    /// What a read of FF10-FF3F returns now, without catching up (debuggers, Python).
+    /// What the debugger view of memory (emurust's `GameBoy.read`, the system bus's `peek`)
+    /// shows at FF10-FF3F when the CPU's clock is at `now`: exactly what PyBoy's own memory
+    /// view (`pyboy.memory[addr]`, `Motherboard.getitem`) returns there, without changing
+    /// anything.
+    ///
+    /// PyBoy's getitem catches the sound unit up to the CPU (`sound.tick(cpu.cycles)`) before
+    /// reading, like a CPU read. Between frames (where Python reads) the APU is already caught
+    /// up, so that catch-up is empty, and an empty catch-up does only one thing: it closes
+    /// CH3's wave-RAM window. While CH3 plays on the DMG, PyBoy's memory view therefore always
+    /// shows 0xFF at FF30-FF3F. Its read leaves two traces, neither of which the emulated
+    /// program can see, which is why ours may (and does) leave none:
+    /// - the closed window: every CPU access to FF10-FF3F catches up first, and every
+    ///   catch-up closes the window before it runs, so the window's state before an access
+    ///   never decides what the access sees (only PyBoy's save-state byte records it);
+    /// - a non-empty catch-up (if the APU lagged): the APU runs lazily and a catch-up at any
+    ///   moment ends in the same channel state as one later; only where catch-up chunks end
+    ///   is changed, and that only decides the window again, which the next access reopens
+    ///   or closes from its own chunks.
+    /// So we compute the result of that catch-up on a copy (rare: only when lagging) or,
+    /// when it is empty, just read with the window closed.
+    pub fn debug_read(&self, addr: u16, now: u64) -> u8 {
+        if now > self.caught_up_to {
+            return self.clone().read(addr, now);
+        }
+        if (0xFF30..=0xFF3F).contains(&addr) && self.ch3.on {
+            return 0xFF; // ram_read with the window closed
+        }
+        self.peek(addr)
+    }
+
+    /// What a CPU read of FF10-FF3F returns now, without catching up (the window as the
+    /// last catch-up left it).
     pub fn peek(&self, addr: u16) -> u8 {
         match addr {
             0xFF10 => self.sweep.reg(),

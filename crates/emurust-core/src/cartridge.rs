@@ -21,7 +21,7 @@ pub mod rtc;
 
 use std::sync::Arc;
 
-pub use header::{Header, MbcKind, MAX_ROM_BYTES, RAM_BANK_SIZE, ROM_BANK_SIZE};
+pub use header::{Header, MbcKind, RAM_BANK_SIZE, ROM_BANK_SIZE};
 use rtc::{Rtc, RTC_BATTERY_BYTES};
 
 use crate::state::{StateReader, StateWriter};
@@ -127,8 +127,22 @@ impl Cartridge {
     /// Parse and validate `rom` (see [`Header::parse`] for the checks) and power the cartridge
     /// on: ROM bank 1 at 4000-7FFF, bank 0 at 0000-3FFF, RAM disabled (except ROM+RAM carts)
     /// and zero-filled, clock at 00:00:00 day 0.
+    ///
+    /// A file of a single 16 KiB bank is accepted, as PyBoy accepts it. PyBoy then reads past
+    /// the end of its ROM buffer whenever bank 1 is mapped at 4000-7FFF (ROM-only carts, or
+    /// any cart before its first bank write): whatever its heap holds there, mostly zeros. We
+    /// read zeros: the image is padded with one zero bank, while bank numbers still wrap by
+    /// the file's single bank.
     pub fn from_rom(rom: Arc<[u8]>) -> Result<Cartridge, CoreError> {
         let header = Header::parse(&rom)?;
+        let fingerprint = fnv1a64(&rom);
+        let rom: Arc<[u8]> = if rom.len() < 2 * ROM_BANK_SIZE {
+            let mut padded = rom.to_vec();
+            padded.resize(2 * ROM_BANK_SIZE, 0);
+            padded.into()
+        } else {
+            rom
+        };
         let mapper = match header.mbc {
             MbcKind::RomOnly => Mapper::RomOnly,
             MbcKind::Mbc1 if is_mbc1_multicart(&rom, header.rom_banks) => Mapper::Mbc1Multicart,
@@ -159,7 +173,7 @@ impl Cartridge {
             },
             mapper,
             header,
-            fingerprint: fnv1a64(&rom),
+            fingerprint,
             rom,
         };
         cart.update_rom_bases();
@@ -205,7 +219,7 @@ impl Cartridge {
         &self.header
     }
 
-    /// The whole ROM image (shared).
+    /// The whole ROM image (shared); a single-bank file comes with its zero padding bank.
     pub fn rom(&self) -> &Arc<[u8]> {
         &self.rom
     }
@@ -291,6 +305,27 @@ impl Cartridge {
             return None;
         }
         Some(self.rom[bank * ROM_BANK_SIZE + (addr as usize & 0x3FFF)])
+    }
+
+    /// Number of 16 KiB ROM banks (PyBoy's `external_rom_count`).
+    pub fn rom_bank_count(&self) -> usize {
+        self.rom_banks
+    }
+
+    /// Number of 8 KiB RAM banks allocated (PyBoy's `external_ram_count`).
+    pub fn ram_bank_count(&self) -> usize {
+        self.ram_banks
+    }
+
+    /// Overwrite ROM byte `offset` (0-0x3FFF) of `bank`, as PyBoy's `memory[bank, addr] = v`
+    /// does. The ROM is copied on the first override (it is shared between emulators);
+    /// the fingerprint stays that of the original image. Returns false if out of range.
+    pub fn override_rom(&mut self, bank: usize, offset: usize, value: u8) -> bool {
+        if bank >= self.rom_banks || offset >= ROM_BANK_SIZE {
+            return false;
+        }
+        Arc::make_mut(&mut self.rom)[bank * ROM_BANK_SIZE + offset] = value;
+        true
     }
 
     /// All external RAM banks, bank `n` at `n * 8 KiB`.
@@ -428,8 +463,8 @@ impl Cartridge {
         if has_rtc != self.rtc.is_some() {
             return Err(CoreError::State("cartridge clock presence differs".into()));
         }
-        if rom_bank as usize >= self.rom_banks
-            || rom_bank_low as usize >= self.rom_banks
+        if rom_bank as usize >= self.mapped_banks()
+            || rom_bank_low as usize >= self.mapped_banks()
             || ram_bank > 0xFF
             || !(1..=0x1F).contains(&mbc1_lower)
             || mbc1_upper > 3
@@ -455,6 +490,12 @@ impl Cartridge {
         self.ram.copy_from_slice(ram);
         self.update_rom_bases();
         Ok(())
+    }
+
+    /// Banks that may be mapped: the file's, or two for a single-bank file (see
+    /// [`Cartridge::from_rom`]).
+    fn mapped_banks(&self) -> usize {
+        self.rom.len() / ROM_BANK_SIZE
     }
 
     #[inline]

@@ -106,6 +106,10 @@ pub enum Step {
     Stop,
     /// One of the 11 illegal opcodes locked the CPU (now or earlier); `Cpu::locked` is set.
     Locked,
+    /// With [`Cpu::brk`] set, opcode 0xDB is PyBoy's breakpoint (`OPCODE_BRK`): nothing was
+    /// done, PC still points past the opcode byte (the system puts it back) and EI's
+    /// countdown has not run. Only used for `hook_register`; see `GameBoy::run_to_break`.
+    Break,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -121,6 +125,22 @@ pub struct Cpu {
     pub stopped: bool,
     /// Set by an illegal opcode; the CPU then only idles.
     pub locked: bool,
+    /// Treat 0xDB as a breakpoint ([`Step::Break`]) instead of an illegal opcode. Not machine
+    /// state: it is a property of the host (set while any PyBoy-style hook is registered).
+    pub brk: bool,
+    /// LD B,B (0x40) executions, the "breakpoint" of emulator test ROMs (not part of save
+    /// states; a debugging aid only).
+    pub ld_b_b: LdBB,
+}
+
+/// What [`Cpu::ld_b_b`] records: LD B,B is a no-op that test suites (mooneye, SameSuite, age,
+/// Mealybug Tearoom, acid2) execute when a test ends, with the result in the registers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LdBB {
+    /// LD B,B instructions executed since power-on.
+    pub count: u32,
+    /// Address of the first one and the registers when it executed (PC: that address).
+    pub first: Option<(u16, Registers)>,
 }
 
 /// True for the 11 opcodes with no defined behaviour (Pan Docs: they hang the CPU).
@@ -150,8 +170,9 @@ impl Cpu {
             bus.decoded(op as u16);
         }
         let outcome = self.execute(bus, op);
-        if outcome == Step::Locked {
-            // The illegal opcode never completes, so EI's countdown does not advance.
+        if matches!(outcome, Step::Locked | Step::Break) {
+            // The illegal opcode never completes, so EI's countdown does not advance (for a
+            // breakpoint the system decides).
             return outcome;
         }
         // EI's delayed enable ticks once per completed instruction (EI itself included),
@@ -549,8 +570,17 @@ impl Cpu {
                 self.halted = true;
                 return Step::Halt;
             }
-            // LD r,r' / LD r,(HL) / LD (HL),r
-            0x40..=0x7F => {
+            // LD B,B: no effect on the machine; counted (see `LdBB`).
+            0x40 => {
+                if self.ld_b_b.count == 0 {
+                    let mut at = self.r;
+                    at.pc = at.pc.wrapping_sub(1);
+                    self.ld_b_b.first = Some((at.pc, at));
+                }
+                self.ld_b_b.count = self.ld_b_b.count.wrapping_add(1);
+            }
+            // LD r,r' / LD r,(HL) / LD (HL),r (LD B,B above)
+            0x41..=0x7F => {
                 let v = self.get_r8(bus, op);
                 self.set_r8(bus, op >> 3, v);
             }
@@ -695,6 +725,8 @@ impl Cpu {
                     self.ei_delay = 2;
                 }
             }
+            // PyBoy's breakpoint opcode, while hooks are registered.
+            0xDB if self.brk => return Step::Break,
             // D3 DB DD E3 E4 EB EC ED F4 FC FD: the CPU hangs.
             _ => {
                 self.locked = true;
@@ -1101,6 +1133,30 @@ mod tests {
                 assert_eq!(bus.log.len(), want, "op {op:02X} z={z}");
             }
         }
+    }
+
+    #[test]
+    fn ld_b_b_is_a_no_op_that_is_recorded() {
+        // LD C,5; LD B,B; INC B; LD B,B
+        let (mut cpu, mut bus) = setup(&[0x0E, 0x05, 0x40, 0x04, 0x40]);
+        cpu.r.b = 0x42;
+        cpu.step(&mut bus);
+        assert_eq!(cpu.ld_b_b, LdBB::default());
+        let before = cpu.r;
+        bus.log.clear();
+        cpu.step(&mut bus);
+        assert_eq!((cpu.r.b, cpu.r.f, cpu.r.pc), (0x42, before.f, 0xC003));
+        assert_eq!(bus.log.len(), 1, "one fetch, nothing else");
+        assert_eq!(cpu.ld_b_b.count, 1);
+        assert_eq!(cpu.ld_b_b.first, Some((0xC002, before)));
+        cpu.step(&mut bus);
+        cpu.step(&mut bus);
+        assert_eq!(cpu.ld_b_b.count, 2);
+        assert_eq!(
+            cpu.ld_b_b.first.unwrap().1.c,
+            5,
+            "the first one's registers are kept"
+        );
     }
 
     #[test]

@@ -31,6 +31,18 @@ use crate::CoreError;
 mod cgb;
 pub mod pyboy_state;
 
+/// The largest cycle or frame count a save state may hold: 2^62 T-cycles are some 35,000
+/// years of Game Boy time, so no real state comes near, and counting on from there cannot
+/// overflow.
+const MAX_STATE_COUNT: u64 = 1 << 62;
+
+/// How far a device's last catch-up may lie from the machine's cycle count in a save state.
+/// Every device catches up at the end of each scheduler slice (at most about a frame, 70,224
+/// cycles), so a state saved by emurust or PyBoy has them a few cycles apart; a larger gap
+/// only comes from a corrupt state, and the device would then catch up across it (the timer
+/// walks a span in which TIMA overflows cycle by cycle).
+const MAX_SYNC_DISTANCE: u64 = 1 << 24;
+
 pub use cgb::{select_hardware, CgbSystem};
 
 const OPCODE_RETI: u16 = 0xD9;
@@ -138,6 +150,47 @@ impl SystemBus {
         }
     }
 
+    /// A restored machine's clocks must fit together (see [`MAX_STATE_COUNT`] and
+    /// [`MAX_SYNC_DISTANCE`]); checked for every state, ours and PyBoy's, before it is used.
+    fn check_state_times(&self, frames: u64) -> Result<(), CoreError> {
+        let bad = |what: String| Err(CoreError::State(what));
+        if self.cycles > MAX_STATE_COUNT || frames > MAX_STATE_COUNT {
+            return bad(format!(
+                "cycle count {} or frame count {frames} out of range",
+                self.cycles
+            ));
+        }
+        let (serial_synced, serial_clock) = self.serial.times();
+        // The timer, serial port and APU catch up to the cycle count itself (never past it);
+        // the LCD and an OAM DMA in progress look a few cycles ahead. An idle DMA's start is
+        // history: it is read only while a transfer runs.
+        let dma_start = if self.dma.active {
+            self.dma.start
+        } else {
+            self.cycles
+        };
+        let stamps = [
+            ("timer", self.timer.synced_at(), false),
+            ("serial port", serial_synced, false),
+            ("APU", self.apu.caught_up_to(), false),
+            ("LCD", self.lcd.last_now(), true),
+            ("OAM DMA", dma_start, true),
+        ];
+        for (device, at, may_lead) in stamps {
+            if (at > self.cycles && !may_lead) || at.abs_diff(self.cycles) > MAX_SYNC_DISTANCE {
+                return bad(format!(
+                    "the {device} was last brought up to cycle {at}, far from the machine's \
+                     cycle {}",
+                    self.cycles
+                ));
+            }
+        }
+        if serial_clock > MAX_STATE_COUNT {
+            return bad(format!("serial clock {serial_clock} out of range"));
+        }
+        self.apu.check_times(MAX_STATE_COUNT, MAX_SYNC_DISTANCE)
+    }
+
     /// Recompute `fetch_span` after `boot_rom_mapped` was restored.
     fn refresh_fetch_span(&mut self) {
         self.fetch_span = if self.boot_rom_big && self.boot_rom_mapped {
@@ -234,8 +287,21 @@ impl SystemBus {
             0xFE00..=0xFE9F => self.read_oam(addr, now, offset),
             0xFEA0..=0xFEFF => self.unusable[(addr - 0xFEA0) as usize],
             0xFF00..=0xFF7F => self.read_io(addr, now, offset),
-            0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize],
-            0xFFFF => self.ie_reg,
+            0xFF80..=0xFFFF => self.read_hram_ie(addr, now, offset),
+        }
+    }
+
+    /// HRAM and IE. PyBoy routes every access at or above FF00 through its I/O code, which
+    /// first lets a running OAM DMA catch up (plain RAM otherwise).
+    #[inline]
+    fn read_hram_ie(&mut self, addr: u16, now: u64, offset: u64) -> u8 {
+        if self.dma.active {
+            self.dma_catch_up(now, offset, offset);
+        }
+        if addr == 0xFFFF {
+            self.ie_reg
+        } else {
+            self.hram[(addr - 0xFF80) as usize]
         }
     }
 
@@ -338,8 +404,16 @@ impl SystemBus {
             }
             0xFEA0..=0xFEFF => self.unusable[(addr - 0xFEA0) as usize] = value,
             0xFF00..=0xFF7F => self.write_io(addr, value, now, offset),
-            0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize] = value,
+            0xFF80..=0xFFFE => {
+                if self.dma.active {
+                    self.dma_catch_up(now, offset, offset);
+                }
+                self.hram[(addr - 0xFF80) as usize] = value;
+            }
             0xFFFF => {
+                if self.dma.active {
+                    self.dma_catch_up(now, offset, offset);
+                }
                 self.ie_reg = value;
                 self.bail = true;
             }
@@ -396,13 +470,19 @@ impl SystemBus {
             0xFF40..=0xFF4B => {
                 self.lcd.write_register(addr, value, now);
                 self.drain_lcd_irq();
+                if addr == 0xFF44 {
+                    // LY is read-only: PyBoy catches the LCD up but, unlike every other
+                    // write to FF00-FF4B, does not end the CPU slice.
+                    return;
+                }
             }
             _ => self.io_scratch[(addr - 0xFF00) as usize] = value,
         }
         self.bail = true;
     }
 
-    /// Side-effect-free view of memory for debuggers, tests and Python.
+    /// Side-effect-free view of memory for debuggers, tests and Python: what PyBoy's memory
+    /// view (`pyboy.memory`) shows (see [`Apu::debug_read`] for FF10-FF3F).
     pub fn peek(&self, addr: u16) -> u8 {
         match addr {
             0x0000..=0x3FFF
@@ -416,6 +496,8 @@ impl SystemBus {
             0xA000..=0xBFFF => self.cart.peek_ram(addr),
             0xC000..=0xDFFF => self.wram[(addr - 0xC000) as usize],
             0xE000..=0xFDFF => self.wram[(addr - 0xE000) as usize],
+            // As PyBoy's memory view: 0xFF while an OAM DMA that has started is running.
+            0xFE00..=0xFE9F if self.dma.active && self.cycles >= self.dma.start => 0xFF,
             0xFE00..=0xFE9F => self.lcd.oam[(addr - 0xFE00) as usize],
             0xFEA0..=0xFEFF => self.unusable[(addr - 0xFEA0) as usize],
             0xFF00 => self.joypad.read(),
@@ -426,7 +508,7 @@ impl SystemBus {
             0xFF06 => self.timer.read_tma(),
             0xFF07 => self.timer.read_tac(),
             0xFF0F => self.if_reg | 0xE0,
-            0xFF10..=0xFF3F => self.apu.peek(addr),
+            0xFF10..=0xFF3F => self.apu.debug_read(addr, self.cycles),
             0xFF46 => self.dma.source,
             0xFF40..=0xFF4B => self.lcd.peek_register(addr),
             0xFF4C..=0xFF7F if self.cgb => self.peek_cgb_io(addr),
@@ -463,12 +545,16 @@ impl Bus for SystemBus {
     fn read(&mut self, addr: u16) -> u8 {
         self.m_cycles += 1;
         let (now, offset) = self.next_stamp();
-        // Work RAM (C000-DFFF) and HRAM are plain memory with no side effects (not even
-        // for OAM DMA): read them inline instead of through the whole memory map.
+        // Work RAM (C000-DFFF) is plain memory with no side effects (not even for OAM DMA)
+        // and HRAM nearly so (a running DMA catches up first, as in PyBoy): read them inline
+        // instead of through the whole memory map.
         if addr.wrapping_sub(0xC000) < 0x2000 {
             return self.wram[(addr & 0x1FFF) as usize];
         }
         if addr.wrapping_sub(0xFF80) < 0x7F {
+            if self.dma.active {
+                self.dma_catch_up(now, offset, offset);
+            }
             return self.hram[(addr - 0xFF80) as usize];
         }
         self.read_at(addr, now, offset)
@@ -484,6 +570,9 @@ impl Bus for SystemBus {
             return;
         }
         if addr.wrapping_sub(0xFF80) < 0x7F {
+            if self.dma.active {
+                self.dma_catch_up(now, offset, offset);
+            }
             self.hram[(addr - 0xFF80) as usize] = value;
             return;
         }
@@ -535,6 +624,8 @@ pub struct GameBoy {
     /// The machine stopped mid-frame (right after the boot ROM exited); the next `run_frame`
     /// finishes that frame instead of starting a new one.
     resume_frame: bool,
+    /// A breakpoint opcode (see [`Cpu::brk`]) ended the last slice. Host state, not saved.
+    break_hit: bool,
 }
 
 pub const PC_TRACE_LEN: usize = 32;
@@ -581,6 +672,7 @@ impl GameBoy {
             pc_trace_next: 0,
             instructions: 0,
             resume_frame: false,
+            break_hit: false,
         };
         if !with_boot {
             crate::postboot::apply(&mut gb)?;
@@ -624,10 +716,17 @@ impl GameBoy {
     /// One turn of the scheduler: a CPU slice as long as the nearest device event allows,
     /// then every device catches up.
     fn run_slice_and_sync(&mut self) {
+        let budget = self.slice_budget().max(4) as u64;
+        self.run_budget_and_sync(budget);
+    }
+
+    /// A CPU slice of `budget` cycles (on CGB hardware during an HDMA transfer, PyBoy's HDMA
+    /// turn instead), then every device catches up.
+    #[inline]
+    fn run_budget_and_sync(&mut self, budget: u64) {
         if self.bus.cgb && self.bus.cgbx.hdma.active {
             self.hdma_turn();
         } else {
-            let budget = self.slice_budget().max(4) as u64;
             self.run_slice(budget);
         }
         let now = self.bus.cycles;
@@ -682,6 +781,109 @@ impl GameBoy {
             self.frames += 1;
         }
         false
+    }
+
+    // ------------------------------------------------------------ breakpoints (PyBoy hooks)
+    //
+    // PyBoy implements `hook_register` by writing its breakpoint opcode 0xDB over the hooked
+    // instruction. Executing it ends the CPU slice at once (no cycles, PC unchanged, EI's
+    // countdown runs), the devices catch up, and control returns to Python, which runs the
+    // callback, puts the original opcode back, and runs ONE 4-cycle slice (interrupt check
+    // included) before patching 0xDB in again and continuing the frame. These entry points
+    // let a host reproduce that sequence; `tick`/`run_frame` never stop at breakpoints and
+    // cost nothing extra when none is set.
+
+    /// Enable or disable 0xDB as a breakpoint (see [`Cpu::brk`]).
+    pub fn set_breakpoints_enabled(&mut self, on: bool) {
+        self.cpu.brk = on;
+    }
+
+    /// Start a frame as PyBoy's `tick()` does (before [`GameBoy::run_to_break`]).
+    pub fn begin_frame(&mut self, render: bool, sound: bool) {
+        self.bus.lcd.set_render(render);
+        self.bus.apu.set_sampling(sound);
+        if self.resume_frame {
+            self.resume_frame = false;
+        } else {
+            self.bus.apu.clear_samples();
+            self.bus.lcd.set_frame_done(false);
+        }
+    }
+
+    /// Run the current frame until it ends (true; the frame counter advances) or a
+    /// breakpoint ends a slice (false; PC is at the breakpoint). Call again to continue.
+    pub fn run_to_break(&mut self) -> bool {
+        while !self.bus.lcd.frame_done() {
+            self.run_slice_and_sync();
+            if self.break_hit {
+                self.break_hit = false;
+                return false;
+            }
+        }
+        self.frames += 1;
+        true
+    }
+
+    /// PyBoy's single step after a hook: one slice of 4 cycles (after the interrupt check)
+    /// and the devices' catch-up, unless the frame is already over. Returns true when that
+    /// slice stopped at a breakpoint.
+    pub fn single_step(&mut self) -> bool {
+        if !self.bus.lcd.frame_done() {
+            self.run_budget_and_sync(4);
+        }
+        std::mem::take(&mut self.break_hit)
+    }
+
+    /// Whether the current frame has ended (after [`GameBoy::run_to_break`] or
+    /// [`GameBoy::single_step`]).
+    pub fn frame_done(&self) -> bool {
+        self.bus.lcd.frame_done()
+    }
+
+    /// Count a frame finished through [`GameBoy::single_step`] (PyBoy counts it when its
+    /// frame loop exits).
+    pub fn count_frame(&mut self) {
+        self.frames += 1;
+    }
+
+    // ------------------------------------------------------------ host access (PyBoy API)
+
+    /// A read of `addr` as PyBoy's `memory[addr]` performs it: a CPU read at the current
+    /// cycle count with no access offset, including its side effects (devices catch up,
+    /// OAM DMA progresses, a pending STAT override is consumed).
+    pub fn read_cpu(&mut self, addr: u16) -> u8 {
+        let bus = &mut self.bus;
+        bus.hl_at_start = self.cpu.r.hl();
+        let now = bus.cycles;
+        bus.read_at(addr, now, 0)
+    }
+
+    /// The boot ROM's byte `i` (`None` without a boot ROM or past its end).
+    pub fn boot_rom_byte(&self, i: usize) -> Option<u8> {
+        self.bus.boot_rom.as_ref().and_then(|b| b.get(i).copied())
+    }
+
+    /// Overwrite the boot ROM's byte `i` (PyBoy's `memory[-1, addr] = v`). Returns false
+    /// without a boot ROM or past its end.
+    pub fn set_boot_rom_byte(&mut self, i: usize, value: u8) -> bool {
+        match self.bus.boot_rom.as_mut() {
+            Some(b) if i < b.len() => {
+                Arc::make_mut(b)[i] = value;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the boot ROM is mapped at 0000-00FF.
+    pub fn boot_rom_mapped(&self) -> bool {
+        self.bus.boot_rom_mapped
+    }
+
+    /// Set the timer's DIV (the upper byte of its counter) keeping the lower byte, without
+    /// catching the timer up (PyBoy's game wrappers do this for `timer_div`).
+    pub fn set_div(&mut self, value: u8) {
+        self.bus.timer.set_div_keep_low(value);
     }
 
     /// Run `frames` frames, drawing only the last one if `render` and sampling audio only in
@@ -806,6 +1008,21 @@ impl GameBoy {
                     bus.stop_cgb(start);
                 }
                 bus.cycles = start + 4;
+            }
+            Step::Break => {
+                // PyBoy's BRK: PC stays on it, no cycles pass, the slice ends; EI's countdown
+                // still runs (PyBoy counts it down after every executed opcode).
+                self.cpu.r.pc = pc;
+                bus.cycles = start;
+                if self.cpu.ei_delay > 0 {
+                    self.cpu.ei_delay -= 1;
+                    if self.cpu.ei_delay == 0 {
+                        self.cpu.ime = true;
+                    }
+                }
+                bus.bail = true;
+                self.break_hit = true;
+                return;
             }
         }
         if ei_delay_before == 1 && bus.opcode != OPCODE_DI && bus.opcode != OPCODE_RETI {
@@ -1033,6 +1250,7 @@ impl GameBoy {
         if bus.cgb {
             bus.load_cgb_state(r)?;
         }
+        bus.check_state_times(frames)?;
         Ok(Decoded {
             cpu,
             halted_after_ei,
@@ -1046,10 +1264,72 @@ impl GameBoy {
         // Output logs are not machine state: keep them.
         d.bus.serial.restore_sent(self.bus.serial.take_sent());
         d.bus.lcd.keep_picture_buffers(&mut self.bus.lcd);
+        // Nor is the host's breakpoint setting.
+        d.cpu.brk = self.cpu.brk;
         self.cpu = d.cpu;
         self.bus = d.bus;
         self.halted_after_ei = d.halted_after_ei;
         self.resume_frame = d.resume_frame;
         self.frames = d.frames;
+    }
+}
+
+#[cfg(test)]
+mod breakpoint_tests {
+    use super::*;
+
+    /// A ROM whose program at 0x150 is `INC A ; JR -3` (loops forever).
+    fn looping_rom() -> Arc<[u8]> {
+        let mut rom = vec![0u8; 0x8000];
+        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+        rom[0x150..0x153].copy_from_slice(&[0x3C, 0x18, 0xFD]);
+        let mut x: u8 = 0;
+        for b in &rom[0x134..0x14D] {
+            x = x.wrapping_sub(*b).wrapping_sub(1);
+        }
+        rom[0x14D] = x;
+        rom.into()
+    }
+
+    #[test]
+    fn breakpoint_opcode_stops_the_frame_and_single_step_runs_one_instruction() {
+        let mut gb = GameBoy::new(looping_rom(), None).unwrap();
+        gb.tick(1, false, false);
+        assert!(gb.bus.cart.override_rom(0, 0x150, 0xDB));
+        gb.set_breakpoints_enabled(true);
+        gb.begin_frame(false, false);
+        assert!(!gb.run_to_break(), "stops at the breakpoint");
+        assert_eq!(gb.cpu.r.pc, 0x150);
+        let (a, cycles) = (gb.cpu.r.a, gb.bus.cycles);
+        // The host puts the instruction back and single-steps it.
+        assert!(gb.bus.cart.override_rom(0, 0x150, 0x3C));
+        assert!(!gb.single_step());
+        assert_eq!(gb.cpu.r.a, a.wrapping_add(1));
+        assert_eq!(gb.cpu.r.pc, 0x151);
+        assert_eq!(gb.bus.cycles, cycles + 4);
+        // Patched in again, the loop comes back to it once per iteration (12 cycles).
+        assert!(gb.bus.cart.override_rom(0, 0x150, 0xDB));
+        assert!(!gb.run_to_break());
+        assert_eq!(gb.cpu.r.pc, 0x150);
+        assert_eq!(gb.bus.cycles, cycles + 16);
+        assert!(!gb.cpu.locked);
+    }
+
+    #[test]
+    fn without_breakpoints_enabled_0xdb_still_locks_the_cpu() {
+        let mut gb = GameBoy::new(looping_rom(), None).unwrap();
+        gb.tick(1, false, false);
+        assert!(gb.bus.cart.override_rom(0, 0x150, 0xDB));
+        gb.tick(2, false, false);
+        assert!(gb.cpu.locked);
+    }
+
+    #[test]
+    fn set_div_keeps_the_low_counter_byte() {
+        let mut gb = GameBoy::new(looping_rom(), None).unwrap();
+        gb.tick(1, false, false);
+        let low = gb.bus.timer.counter() & 0xFF;
+        gb.set_div(0xAB);
+        assert_eq!(gb.bus.timer.counter(), 0xAB00 | low);
     }
 }

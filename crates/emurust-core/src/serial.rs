@@ -53,6 +53,11 @@ impl Serial {
         }
     }
 
+    /// The cycle of the last sync and the port's own clock (checked when a state loads).
+    pub(crate) fn times(&self) -> (u64, u64) {
+        (self.synced_at, self.clock)
+    }
+
     /// [`set_cgb_mode`](Self::set_cgb_mode) for a port whose SC was just restored.
     pub fn set_cgb_mode_keep_sc(&mut self, on: bool) {
         self.sc_fixed = if on { 0b0111_1100 } else { 0b0111_1110 };

@@ -78,6 +78,11 @@ impl Timer {
         self.counter
     }
 
+    /// The cycle of the last sync (checked against the machine's clock when a state loads).
+    pub(crate) fn synced_at(&self) -> u64 {
+        self.synced_at
+    }
+
     /// Cycles until the timer wants the CPU's attention, as of the last sync.
     #[inline]
     pub fn cycles_to_interrupt(&self) -> u64 {
@@ -161,6 +166,12 @@ impl Timer {
         let counter = self.counter as u64;
         let to_next_edge = (counter & !(period - 1)) + period - counter;
         to_next_edge + (0xFF - self.tima as u64) * period
+    }
+
+    /// Replace DIV (the counter's upper byte), keeping the lower byte and without catching
+    /// up or re-planning (what PyBoy's game wrappers do to seed a game's randomness).
+    pub fn set_div_keep_low(&mut self, div: u8) {
+        self.counter = ((div as u16) << 8) | (self.counter & 0xFF);
     }
 
     pub fn read_div(&self) -> u8 {

@@ -89,3 +89,61 @@ fn save_state_resume_is_identical_and_deterministic() {
     assert_eq!(a.save_state(), b.save_state());
     assert_eq!(a.bus.lcd.screen_rgba(), b.bus.lcd.screen_rgba());
 }
+
+/// OAM bytes still holding the first source pattern after this program: switch the LCD and
+/// the APU off (so that no device event ends a CPU slice for a long while), fill C100-C19F
+/// with 0x11, start an OAM DMA from C1, wait 32 M-cycles, write 0x12 to the register `reg`
+/// (FF00+reg), refill the source with 0x22 using work RAM writes only (which do not make the
+/// DMA catch up), wait for the transfer to end. The DMA copies lazily, when the CPU slice ends
+/// or the program touches memory that could see it, so the count tells how far it had got
+/// when the write was made.
+fn dma_bytes_copied_before_refill(reg: u8) -> usize {
+    #[rustfmt::skip]
+    let program = [
+        0xAF, 0xE0, 0x40, 0xE0, 0x26,             // XOR A; LDH (40),A; LDH (26),A
+        0x21, 0x00, 0xC1, 0x0E, 0xA0, 0x3E, 0x11, // LD HL,C100; LD C,160; LD A,11
+        0x22, 0x0D, 0x20, 0xFC,                   // fill: LD (HL+),A; DEC C; JR NZ,fill
+        0x3E, 0xC1, 0xE0, 0x46,                   // LD A,C1; LDH (46),A
+        0x06, 0x08, 0x05, 0x20, 0xFD,             // LD B,8; DEC B; JR NZ,-3
+        0x3E, 0x12, 0xE0, reg,                    // LD A,12; LDH (reg),A
+        0x21, 0x00, 0xC1, 0x0E, 0xA0, 0x3E, 0x22, // LD HL,C100; LD C,160; LD A,22
+        0x22, 0x0D, 0x20, 0xFC,                   // refill
+        0x06, 0xC8, 0x05, 0x20, 0xFD,             // LD B,200; DEC B; JR NZ,-3
+        0x18, 0xFE,                               // JR -2
+    ];
+    let mut gb = GameBoy::new(rom_with(&program), None).unwrap();
+    gb.tick(2, false, false);
+    let oam = &gb.bus.lcd.oam;
+    assert!(oam.iter().all(|&b| b == 0x11 || b == 0x22), "{oam:?}");
+    oam.iter().filter(|&&b| b == 0x11).count()
+}
+
+#[test]
+fn a_write_to_ly_does_not_end_the_cpu_slice() {
+    // PyBoy ends its CPU slice after every write to FF00-FF4B except LY (FF44), which it
+    // ignores before reaching that point. A write to SCY (FF42) ends the slice: the DMA
+    // catches up right then, copying more of the old pattern than after the LY write.
+    let after_scy = dma_bytes_copied_before_refill(0x42);
+    let after_ly = dma_bytes_copied_before_refill(0x44);
+    let after_unmapped = dma_bytes_copied_before_refill(0x4C);
+    eprintln!("old bytes: SCY {after_scy}, LY {after_ly}, FF4C {after_unmapped}");
+    assert!(after_scy > after_ly, "SCY {after_scy}, LY {after_ly}");
+    assert_eq!(after_ly, after_unmapped, "LY behaves like an unmapped register");
+}
+
+#[test]
+fn the_memory_view_of_oam_reads_ff_while_a_started_dma_runs() {
+    // PyBoy's memory view (pyboy.memory) gives 0xFF for OAM once a transfer has started and
+    // until it ends, and the stored bytes otherwise; peek must show the same.
+    let mut gb = GameBoy::new(rom_with(&[0x18, 0xFE]), None).unwrap();
+    gb.bus.lcd.oam[0] = 0x5A;
+    gb.bus.poke(0xFF46, 0xC0);
+    assert_eq!(gb.bus.peek(0xFE00), 0x5A, "the transfer starts 12 cycles after the write");
+    gb.bus.cycles += 12;
+    assert_eq!(gb.bus.peek(0xFE00), 0xFF);
+    assert_eq!(gb.bus.peek(0xFE9F), 0xFF);
+    assert_eq!(gb.bus.peek(0xFEA0), 0x00, "the area after OAM is not affected");
+    gb.tick(1, false, false);
+    assert_eq!(gb.bus.peek(0xFE00), gb.bus.peek(0xC000), "the copy, once it has ended");
+    assert_eq!(gb.bus.peek(0xFE00), gb.bus.lcd.oam[0]);
+}

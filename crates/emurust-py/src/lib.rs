@@ -474,9 +474,317 @@ impl PyGameBoy {
         self.gb.pc_trace()
     }
 
+    /// LD B,B (opcode 0x40), the breakpoint of emulator test ROMs: None if none executed yet,
+    /// else {"count": executions so far, "pc": address of the first, and the registers
+    /// "a".."l", "sp" when the first executed}. Not part of save states.
+    fn ld_b_b<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let seen = self.gb.cpu.ld_b_b;
+        let Some((pc, r)) = seen.first else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("count", seen.count)?;
+        d.set_item("pc", pc)?;
+        for (k, v) in [
+            ("a", r.a),
+            ("f", r.f),
+            ("b", r.b),
+            ("c", r.c),
+            ("d", r.d),
+            ("e", r.e),
+            ("h", r.h),
+            ("l", r.l),
+        ] {
+            d.set_item(k, v)?;
+        }
+        d.set_item("sp", r.sp)?;
+        Ok(Some(d))
+    }
+
     #[getter]
     fn title(&self) -> String {
         self.gb.bus.cart.header().title.clone()
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Host access used by `emurust.PyBoy` (PyBoy 2.8.1's API). Each reproduces what one
+    // PyBoy internal does; see `emurust/pyboy_api/` for how they combine.
+
+    /// One CPU register by name (a, f, b, c, d, e, h, l, hl, sp, pc).
+    fn register(&self, name: &str) -> PyResult<u16> {
+        let r = &self.gb.cpu.r;
+        Ok(match name.to_ascii_lowercase().as_str() {
+            "a" => r.a as u16,
+            "f" => r.f as u16,
+            "b" => r.b as u16,
+            "c" => r.c as u16,
+            "d" => r.d as u16,
+            "e" => r.e as u16,
+            "h" => r.h as u16,
+            "l" => r.l as u16,
+            "hl" => r.hl(),
+            "sp" => r.sp,
+            "pc" => r.pc,
+            _ => return Err(PyValueError::new_err(format!("unknown register {name:?}"))),
+        })
+    }
+
+    /// Read `addr` as PyBoy's `memory[addr]` does: a CPU read now, with its side effects.
+    fn read_cpu(&mut self, addr: i64) -> PyResult<u8> {
+        check_addr(addr)?;
+        let gb = &mut self.gb;
+        guarded("read", || gb.read_cpu(addr as u16))
+    }
+
+    /// `read_cpu` for every address of `range(start, stop, step)`, in order.
+    fn read_cpu_range(&mut self, start: i64, stop: i64, step: i64) -> PyResult<Vec<u8>> {
+        if step <= 0 || start < 0 || stop > 0x10000 {
+            return Err(PyValueError::new_err("bad address range"));
+        }
+        let gb = &mut self.gb;
+        guarded("read", || {
+            (start..stop)
+                .step_by(step as usize)
+                .map(|a| gb.read_cpu(a as u16))
+                .collect()
+        })
+    }
+
+    /// PyBoy's tile-map reads for rows `ys` x columns `xs` (one list per row): before each
+    /// tile, when `refresh`, LCDC is read (selecting the map with `lcdc_map_bit`, 0x08 for the
+    /// background or 0x40 for the window, and signed tile numbers when bit 4 is clear); then
+    /// the map byte is read and turned into PyBoy's tile identifier. Returns the identifiers
+    /// and the map base and signedness in effect at the end. Coordinates must be 0-31.
+    #[allow(clippy::too_many_arguments)]
+    fn tilemap_read(
+        &mut self,
+        lcdc_map_bit: u8,
+        xs: Vec<u16>,
+        ys: Vec<u16>,
+        refresh: bool,
+        mut map_offset: u16,
+        mut signed: bool,
+    ) -> PyResult<(Vec<Vec<u16>>, u16, bool)> {
+        if xs.iter().chain(ys.iter()).any(|&v| v >= 32) {
+            return Err(PyValueError::new_err("tile map coordinates are 0-31"));
+        }
+        let gb = &mut self.gb;
+        let rows = guarded("read", || {
+            ys.iter()
+                .map(|&y| {
+                    xs.iter()
+                        .map(|&x| {
+                            if refresh {
+                                let lcdc = gb.read_cpu(0xFF40);
+                                map_offset = if lcdc & lcdc_map_bit != 0 {
+                                    0x9C00
+                                } else {
+                                    0x9800
+                                };
+                                signed = lcdc & 0x10 == 0;
+                            }
+                            let tile = gb.read_cpu(map_offset + 32 * y + x) as u16;
+                            if signed && tile < 0x80 {
+                                tile + 0x100
+                            } else {
+                                tile
+                            }
+                        })
+                        .collect()
+                })
+                .collect()
+        })?;
+        Ok((rows, map_offset, signed))
+    }
+
+    /// OAM (160 bytes) and LCDC as PyBoy's sprite objects read them (bus reads, now).
+    fn oam_read<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyBytes>, u8)> {
+        let gb = &mut self.gb;
+        let (oam, lcdc) = guarded("read", || {
+            let oam: Vec<u8> = (0xFE00u16..0xFEA0).map(|a| gb.read_cpu(a)).collect();
+            (oam, gb.read_cpu(0xFF40))
+        })?;
+        Ok((PyBytes::new(py, &oam), lcdc))
+    }
+
+    /// Enable 0xDB as PyBoy's breakpoint opcode (only while hooks are registered; `tick`
+    /// must not be used then, see `run_to_break`).
+    fn set_breakpoints_enabled(&mut self, on: bool) {
+        self.gb.set_breakpoints_enabled(on);
+    }
+
+    /// Start a frame (what PyBoy does before running one): render and sound flags.
+    fn begin_frame(&mut self, render: bool, sound: bool) {
+        self.gb.begin_frame(render, sound);
+    }
+
+    /// Run the frame until it ends (True) or a breakpoint stops it (False).
+    fn run_to_break(&mut self, py: Python<'_>) -> PyResult<bool> {
+        let gb = &mut self.gb;
+        py.allow_threads(|| guarded("tick", || gb.run_to_break()))
+    }
+
+    /// PyBoy's single step after a hook (one 4-cycle slice); True if it hit a breakpoint.
+    fn single_step(&mut self) -> PyResult<bool> {
+        let gb = &mut self.gb;
+        guarded("tick", || gb.single_step())
+    }
+
+    #[getter]
+    fn frame_done(&self) -> bool {
+        self.gb.frame_done()
+    }
+
+    /// Count a frame that ended during `single_step`.
+    fn count_frame(&mut self) {
+        self.gb.count_frame();
+    }
+
+    /// The boot ROM's byte (None without a boot ROM or past its end).
+    fn boot_rom_byte(&self, i: usize) -> Option<u8> {
+        self.gb.boot_rom_byte(i)
+    }
+
+    fn set_boot_rom_byte(&mut self, i: usize, value: u8) -> PyResult<()> {
+        if self.gb.set_boot_rom_byte(i, value) {
+            Ok(())
+        } else {
+            Err(PyValueError::new_err(format!("no boot ROM byte {i}")))
+        }
+    }
+
+    #[getter]
+    fn boot_rom_mapped(&self) -> bool {
+        self.gb.boot_rom_mapped()
+    }
+
+    /// Overwrite a ROM byte of a bank (offset 0-0x3FFF); not part of save states.
+    fn override_rom(&mut self, bank: usize, offset: usize, value: u8) -> PyResult<()> {
+        if self.gb.bus.cart.override_rom(bank, offset, value) {
+            Ok(())
+        } else {
+            Err(PyValueError::new_err(format!(
+                "ROM bank {bank} offset {offset:#x} does not exist"
+            )))
+        }
+    }
+
+    /// VRAM byte `i` (0-0x1FFF), directly.
+    fn vram_byte(&self, i: usize) -> PyResult<u8> {
+        self.gb
+            .bus
+            .lcd
+            .vram
+            .get(i)
+            .copied()
+            .ok_or_else(|| PyValueError::new_err("VRAM index"))
+    }
+
+    fn set_vram_byte(&mut self, i: usize, value: u8) -> PyResult<()> {
+        let v = self
+            .gb
+            .bus
+            .lcd
+            .vram
+            .get_mut(i)
+            .ok_or_else(|| PyValueError::new_err("VRAM index"))?;
+        *v = value;
+        Ok(())
+    }
+
+    /// Work RAM byte `i` (0-0x1FFF), directly.
+    fn wram_byte(&self, i: usize) -> PyResult<u8> {
+        self.gb
+            .bus
+            .wram
+            .get(i)
+            .copied()
+            .ok_or_else(|| PyValueError::new_err("WRAM index"))
+    }
+
+    fn set_wram_byte(&mut self, i: usize, value: u8) -> PyResult<()> {
+        let v = self
+            .gb
+            .bus
+            .wram
+            .get_mut(i)
+            .ok_or_else(|| PyValueError::new_err("WRAM index"))?;
+        *v = value;
+        Ok(())
+    }
+
+    /// Cartridge RAM byte `offset` (0-0x1FFF) of `bank`, directly (None past the end).
+    fn cart_ram_byte(&self, bank: usize, offset: usize) -> Option<u8> {
+        if offset >= 0x2000 {
+            return None;
+        }
+        self.gb.bus.cart.ram().get(bank * 0x2000 + offset).copied()
+    }
+
+    fn set_cart_ram_byte(&mut self, bank: usize, offset: usize, value: u8) -> PyResult<()> {
+        if offset >= 0x2000 {
+            return Err(PyValueError::new_err("cartridge RAM offset"));
+        }
+        let v = self
+            .gb
+            .bus
+            .cart
+            .ram_mut()
+            .get_mut(bank * 0x2000 + offset)
+            .ok_or_else(|| PyValueError::new_err("cartridge RAM bank"))?;
+        *v = value;
+        Ok(())
+    }
+
+    /// Static cartridge facts: rom_banks, ram_banks, battery, rtc, cgb_flag (byte 0x143).
+    fn cartridge_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = &self.gb.bus.cart;
+        let h = c.header();
+        let d = PyDict::new(py);
+        d.set_item("rom_banks", c.rom_bank_count())?;
+        d.set_item("ram_banks", c.ram_bank_count())?;
+        d.set_item("battery", h.has_battery)?;
+        d.set_item("rtc", h.has_rtc)?;
+        d.set_item("cgb_flag", c.rom()[0x143])?;
+        d.set_item("cartridge_type", h.cartridge_type)?;
+        Ok(d)
+    }
+
+    /// (ROM bank at 4000-7FFF, selected RAM bank or RTC register): PyBoy's
+    /// `rombank_selected`, `rambank_selected`.
+    fn selected_banks(&self) -> (usize, usize) {
+        let c = &self.gb.bus.cart;
+        (c.rom_bank_high(), c.ram_bank())
+    }
+
+    /// Set DIV keeping the counter's low byte (PyBoy game wrappers' `timer_div`).
+    fn set_div(&mut self, value: u8) {
+        self.gb.set_div(value);
+    }
+
+    /// Per screen line: [SCX, SCY, WX, WY] as drawn.
+    fn line_parameters(&self) -> Vec<[u8; 4]> {
+        self.gb
+            .bus
+            .lcd
+            .line_parameters()
+            .iter()
+            .map(|p| [p[0], p[1], p[2], p[3]])
+            .collect()
+    }
+
+    /// The whole sound sample buffer (int8, interleaved stereo) and the number of valid values.
+    fn sound_buffer<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<i8>>, usize) {
+        let apu = &self.gb.bus.apu;
+        (
+            PyArray1::from_slice(py, apu.sample_buffer()),
+            apu.samples().len(),
+        )
+    }
+
+    /// Length of a PyBoy 2.8.1 state of this cartridge, and the renderer section's offset.
+    fn pyboy_state_layout(&self) -> (usize, usize) {
+        (self.gb.pyboy_state_len(), self.gb.pyboy_renderer_offset())
     }
 }
 

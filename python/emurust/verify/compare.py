@@ -32,8 +32,10 @@ REGIONS = {
 
 REGISTERS = ("a", "f", "b", "c", "d", "e", "hl", "sp", "pc")
 
-# Reading these through PyBoy's memory view has side effects (FF41 clears an internal
-# mode override), so their values come from PyBoy's save state instead.
+# Reading these through PyBoy's memory view has side effects (a read of FF41 consumes the
+# "LYC written while the LCD was off" mode override, which would change what the program reads
+# next), so they are never read through it: both sides report the register as stored, taken
+# from their PyBoy-format save states (the override itself is not observable without a read).
 _PYBOY_STATE_IO = {0xFF41}
 # Offset of STAT in a PyBoy 2.8.1 DMG save state: header (6) + CPU (27) + DMA (12) + VRAM + OAM + 4.
 _PYBOY_STAT_OFFSET = 6 + 27 + 12 + 0x2000 + 0xA0 + 4
@@ -97,6 +99,8 @@ def pyboy_hardware_is_cgb(rom_path: str, cgb: Optional[bool] = None) -> bool:
 
 
 def make_pyboy(rom_path: str, cgb: Optional[bool] = None):
+    """PyBoy 2.8.1 on `rom_path`, windowless. `cgb`: PyBoy's own argument (None: it runs a ROM
+    whose header sets bit 7 of 0x0143 as a Game Boy Color; False: always as a DMG)."""
     import pyboy as _pyboy
 
     if _pyboy.__version__ != PYBOY_VERSION if hasattr(_pyboy, "__version__") else False:
@@ -119,11 +123,15 @@ def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0, with_state: bool =
         state = buf.getvalue()
     regions = {}
     for name, (lo, hi) in REGIONS.items():
-        data = bytearray(pb.memory[lo:hi]) if hi - lo > 1 else bytearray([pb.memory[lo]])
-        if name == "IO":
-            for addr in _PYBOY_STATE_IO:
-                if lo <= addr < hi:
-                    data[addr - lo] = state[_PYBOY_STAT_OFFSET + (_PYBOY_CGB_SHIFT if cgb else 0)] if state else 0
+        data = bytearray()
+        start = lo
+        for addr in sorted(a for a in _PYBOY_STATE_IO if lo <= a < hi) + [hi]:
+            # Read around the side-effecting registers, never through them.
+            if addr > start:
+                data += bytes(pb.memory[start:addr]) if addr - start > 1 else bytes([pb.memory[start]])
+            if addr < hi:
+                data.append(state[_PYBOY_STAT_OFFSET + (_PYBOY_CGB_SHIFT if cgb else 0)] if state else 0)
+            start = addr + 1
         regions[name] = bytes(data)
     shift = _PYBOY_CGB_SHIFT if cgb else 0
     cycles = struct.unpack_from("<Q", state, _PYBOY_CYCLES_OFFSET + shift)[0] if state else None
@@ -158,13 +166,15 @@ def snapshot_emurust(gb, screen: bool, with_state: bool = True) -> Snapshot:
     r = gb.registers()
     regs = {k: r[k] for k in REGISTERS}
     regions = {name: gb.read(lo, hi - lo) for name, (lo, hi) in REGIONS.items()}
-    if not with_state:
-        for addr in _PYBOY_STATE_IO:
-            for name, (lo, hi) in REGIONS.items():
-                if lo <= addr < hi:
-                    data = bytearray(regions[name])
-                    data[addr - lo] = 0
-                    regions[name] = bytes(data)
+    # As for PyBoy: the stored value from the PyBoy-format state (gb.read gives what a CPU
+    # read would return, with any pending mode override applied), or 0 without states.
+    state = gb.save_pyboy_state() if with_state else None
+    for addr in _PYBOY_STATE_IO:
+        for name, (lo, hi) in REGIONS.items():
+            if lo <= addr < hi:
+                data = bytearray(regions[name])
+                data[addr - lo] = state[_PYBOY_STAT_OFFSET + (_PYBOY_CGB_SHIFT if gb.cgb else 0)] if state else 0
+                regions[name] = bytes(data)
     cgb_memory = {}
     if gb.cgb:
         cgb_memory["VRAM bank 1"] = bytes(gb.vram_bank1())

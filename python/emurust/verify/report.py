@@ -40,18 +40,10 @@ def _say(progress: Optional[Callable[[str], None]], msg: str) -> None:
 
 
 def default_vectors_dir() -> Optional[str]:
-    """../shared/data/sm83-dev beside the emurust source tree, or beside the current directory."""
-    from ..prompts import repo_root
+    """$SM83_VECTORS, else tests/data/sm83 of the emurust repository (see :mod:`emurust.verify.cpu`)."""
+    from .cpu import default_vectors_dir as _default
 
-    candidates = []
-    root = repo_root()
-    if root is not None:
-        candidates.append(root.parent / "shared" / "data" / "sm83-dev")
-    candidates.append(os.path.join(os.getcwd(), "..", "shared", "data", "sm83-dev"))
-    for c in candidates:
-        if os.path.isdir(c):
-            return os.path.normpath(str(c))
-    return None
+    return _default()
 
 
 def run_cpu_vectors(vectors: Optional[str]) -> dict:
@@ -59,7 +51,9 @@ def run_cpu_vectors(vectors: Optional[str]) -> dict:
 
     vectors = vectors or default_vectors_dir()
     if vectors is None:
-        return {"status": NOT_RUN, "reason": "SM83 vectors not found at ../shared/data/sm83-dev; pass --vectors DIR"}
+        from .cpu import NOT_FOUND_HINT
+
+        return {"status": NOT_RUN, "reason": f"SM83 vectors not found; {NOT_FOUND_HINT}"}
     buf = io.StringIO()
     t0 = time.perf_counter()
     try:
@@ -363,20 +357,20 @@ def _main(args: argparse.Namespace) -> int:
     from . import interactions
 
     if not os.path.isfile(args.rom):
-        print(f"error: ROM not found: {args.rom}", file=sys.stderr)
+        print(f"emurust: error: ROM not found: {args.rom}", file=sys.stderr)
         return 2
     if args.frames < 1:
-        print("error: --frames must be >= 1", file=sys.stderr)
+        print("emurust: error: --frames must be >= 1", file=sys.stderr)
         return 2
     checks = None
     if args.checks:
         checks = [c for c in args.checks.split(",") if c]
         unknown = [c for c in checks if c not in interactions.CHECKS]
         if unknown:
-            print(f"error: unknown L2 checks {unknown}; known: {', '.join(interactions.CHECKS)}", file=sys.stderr)
+            print(f"emurust: error: unknown L2 checks {unknown}; known: {', '.join(interactions.CHECKS)}", file=sys.stderr)
             return 2
     if args.vectors and not os.path.isdir(args.vectors):
-        print(f"error: vector directory not found: {args.vectors}", file=sys.stderr)
+        print(f"emurust: error: vector directory not found: {args.vectors}", file=sys.stderr)
         return 2
     progress = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     rep = build_report(args.rom, args.seeds, args.frames, args.vectors, not args.no_cargo, checks, args.render_every, progress)
@@ -387,14 +381,20 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("report", help="L1-L3 in one report: report.md and report.json")
-    p.add_argument("rom")
+    p = sub.add_parser(
+        "report",
+        help="L1-L3 in one report: report.md and report.json",
+        description="Run L1 (SM83 vectors, and the cargo component tests when run inside the source "
+        "tree), L2 (interaction checks) and L3 (rollouts of ROM, one per seed) against PyBoy 2.8.1, "
+        "and write report.md and report.json into --out DIR. Exit status 1 if anything failed.",
+    )
+    p.add_argument("rom", metavar="ROM", help="the .gb file for the L3 rollouts")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for report.md, report.json (created)")
     p.add_argument("--seeds", type=_seeds, default=[1, 2, 3], help="L3 rollout seeds, comma-separated (default 1,2,3)")
     p.add_argument("--frames", type=int, default=1200, help="frames per L3 rollout (default 1200)")
-    p.add_argument("--vectors", metavar="DIR", help="SM83 vectors (default ../shared/data/sm83-dev)")
+    p.add_argument("--vectors", metavar="DIR", help="SM83 vectors for L1 (default: $SM83_VECTORS, else tests/data/sm83 in the repository)")
     p.add_argument("--render-every", type=int, default=1, metavar="K", help="compare the screen every K frames in L3")
     p.add_argument("--checks", metavar="A,B", help="only these L2 checks")
     p.add_argument("--no-cargo", action="store_true", help="do not run the cargo component tests (reported as not run)")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress messages")
     p.set_defaults(func=_main)

@@ -444,7 +444,7 @@ def format_table(res: TransferResult) -> str:
 
 def _main(args) -> int:
     hp = Hyper(steps=args.steps, envs=args.envs)
-    seeds = [int(s) for s in args.seeds.split(",")]
+    seeds = args.seeds
     res = run_transfer(args.game, seeds, hp, args.episodes, args.margin, progress=(lambda m: None) if args.quiet else print)
     print(format_table(res))
     if args.json:
@@ -458,14 +458,30 @@ def _main(args) -> int:
     return 0 if res.equivalent else 1
 
 
+def _seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected integers separated by commas, got {text!r}") from None
+    if not seeds:
+        raise argparse.ArgumentTypeError("needs at least one seed")
+    return seeds
+
+
 def add_parser(sub) -> None:
-    p = sub.add_parser("transfer", help="L4: train PPO on emurust and PyBoy, evaluate on both, TOST equivalence")
-    p.add_argument("--game", default="dodge", choices=["dodge", "snake", "runner"])
-    p.add_argument("--seeds", default="1,2,3")
+    p = sub.add_parser(
+        "transfer",
+        help="L4: train PPO on emurust and PyBoy, evaluate on both, TOST equivalence",
+        description="Train PPO on one of the embedded games on emurust and on PyBoy 2.8.1 (one run per "
+        "seed each), evaluate every policy on both, and test equivalence (TOST) within --margin. "
+        "Slow: minutes per seed. Needs the [rl] extra and pyboy==2.8.1.",
+    )
+    p.add_argument("--game", default="dodge", choices=["dodge", "snake", "runner"], help="embedded game (default dodge)")
+    p.add_argument("--seeds", type=_seeds, default=[1, 2, 3], help="training seeds, comma-separated (default 1,2,3)")
     p.add_argument("--steps", type=int, default=20_000, help="PPO steps per training run")
-    p.add_argument("--envs", type=int, default=4)
+    p.add_argument("--envs", type=int, default=4, help="emulators per training run (default 4)")
     p.add_argument("--episodes", type=int, default=5, help="evaluation episodes per policy and backend")
     p.add_argument("--margin", type=float, default=5.0, help="equivalence margin, in return units (game score)")
-    p.add_argument("--json", help="write the results here")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--json", metavar="FILE", help="also write the results here as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress messages")
     p.set_defaults(func=_main)

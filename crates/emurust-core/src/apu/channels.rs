@@ -35,6 +35,39 @@ fn run_timer(countdown: i64, elapsed: i64, period: i64) -> (i64, i64) {
     }
 }
 
+/// The largest magnitude of a counter read from a save state. The channels' counters hold
+/// T-cycles of one timer period, or a few length, envelope or sweep steps; 2^40 leaves room
+/// for anything a real state holds, and keeps the arithmetic on them (catch-ups by up to
+/// 2^62 cycles, see `GameBoy::load_state`) from overflowing. Larger values only come from a
+/// corrupt state.
+pub(super) const COUNT_LIMIT: i64 = 1 << 40;
+
+/// `v` if it is a plausible counter value (see [`COUNT_LIMIT`]).
+pub(super) fn check_count(v: i64, what: &str) -> Result<i64, CoreError> {
+    if (-COUNT_LIMIT..=COUNT_LIMIT).contains(&v) {
+        Ok(v)
+    } else {
+        Err(CoreError::State(format!("APU: {what} {v} out of range")))
+    }
+}
+
+/// CH1's sweep shadow register: an 11-bit period (a negative or wider one would make the
+/// next period computed from it meaningless).
+pub(super) fn check_shadow(v: i64) -> Result<i64, CoreError> {
+    if (0..=0x7FF).contains(&v) {
+        Ok(v)
+    } else {
+        Err(CoreError::State(format!(
+            "APU: sweep shadow period {v} out of range"
+        )))
+    }
+}
+
+/// A counter from a save state (see [`check_count`]).
+fn load_count(r: &mut StateReader, what: &str) -> Result<i64, CoreError> {
+    check_count(r.i64()?, what)
+}
+
 /// A channel's timer period from a save state (must be positive: the timers divide by it).
 fn load_period(r: &mut StateReader) -> Result<i64, CoreError> {
     let p = r.i64()?;
@@ -70,7 +103,7 @@ impl Length {
 
     fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
         self.enabled = r.bool()?;
-        self.remaining = r.i64()?;
+        self.remaining = load_count(r, "length counter")?;
         Ok(())
     }
 }
@@ -187,8 +220,8 @@ impl Envelope {
         self.initial = r.u8()? & 0x0F;
         self.rising = r.bool()?;
         self.pace = r.u8()? & 0x07;
-        self.countdown = r.i64()?;
-        self.volume = r.i64()?;
+        self.countdown = load_count(r, "envelope countdown")?;
+        self.volume = load_count(r, "envelope volume")?;
         Ok(())
     }
 }
@@ -374,7 +407,7 @@ impl Pulse {
         self.step_cycles = load_period(r)?;
         self.length.load(r)?;
         self.on = r.bool()?;
-        self.countdown = r.i64()?;
+        self.countdown = load_count(r, "timer countdown")?;
         self.step = r.u8()? & 7;
         self.pending = 0;
         Ok(())
@@ -551,10 +584,10 @@ impl Sweep {
         self.pace = r.u8()? & 7;
         self.negate = r.bool()?;
         self.shift = r.u8()? & 7;
-        self.countdown = r.i64()?;
+        self.countdown = load_count(r, "sweep countdown")?;
         self.active = r.bool()?;
-        self.shadow = r.i64()?;
-        self.check_delay = r.i64()?;
+        self.shadow = check_shadow(r.i64()?)?;
+        self.check_delay = load_count(r, "sweep check delay")?;
         self.negated = r.bool()?;
         Ok(())
     }
@@ -805,7 +838,7 @@ impl Wave {
         self.step_cycles = load_period(r)?;
         self.length.load(r)?;
         self.on = r.bool()?;
-        self.countdown = r.i64()?;
+        self.countdown = load_count(r, "timer countdown")?;
         self.pos = r.u8()? & 31;
         self.fetch_window = r.bool()?;
         Ok(())
@@ -1114,7 +1147,7 @@ impl Noise {
         self.set_nr43(nr43);
         self.length.load(r)?;
         self.on = r.bool()?;
-        self.countdown = r.i64()?;
+        self.countdown = load_count(r, "timer countdown")?;
         self.lfsr = r.u16()? & 0x7FFF;
         self.pending = 0;
         Ok(())

@@ -10,7 +10,7 @@
 //! Fields PyBoy does not save (the times of the last DIV edge write and power-off) take the
 //! values a freshly created PyBoy has: 0.
 
-use super::channels::{Envelope, Length, Noise, Pulse, Sweep, Wave};
+use super::channels::{check_count, check_shadow, Envelope, Length, Noise, Pulse, Sweep, Wave};
 use super::{Apu, CLOCK_HZ, SAMPLES_PER_FRAME, SAMPLE_BUFFER_LEN, SAMPLE_RATE};
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
@@ -128,16 +128,16 @@ fn load_pulse(r: &mut StateReader, what: &str, cgb: bool) -> Result<Pulse, CoreE
         remaining: 0,
     };
     p.on = r.u8()? != 0;
-    p.length.remaining = r.i64()?;
-    p.env.countdown = r.i64()?;
-    p.countdown = r.i64()?;
+    p.length.remaining = check_count(r.i64()?, "length counter")?;
+    p.env.countdown = check_count(r.i64()?, "envelope countdown")?;
+    p.countdown = check_count(r.i64()?, "timer countdown")?;
     p.step_cycles = period(r.i64()?, what)?;
     let step = r.i64()?;
     if !(0..8).contains(&step) {
         return Err(err(format!("{what}: duty step {step} out of range")));
     }
     p.step = step as u8;
-    p.env.volume = r.i64()?;
+    p.env.volume = check_count(r.i64()?, "envelope volume")?;
     let suppressed = r.u8()?;
     dmg_zero(cgb, suppressed as u64, "the sample suppression")?;
     let pending_duty = r.u8()?; // only read while an update is pending (CGB)
@@ -169,15 +169,15 @@ fn load_sweep(r: &mut StateReader, cgb: bool) -> Result<Sweep, CoreError> {
     if pace > 7 || negate > 1 || shift > 7 {
         return Err(err("NR10 fields out of range".into()));
     }
-    let countdown = r.i64()?;
-    let check_delay = r.i64()?;
+    let countdown = check_count(r.i64()?, "sweep countdown")?;
+    let check_delay = check_count(r.i64()?, "sweep check delay")?;
     let calc_delay = r.i64()?;
     dmg_zero(cgb, calc_delay as u64, "the delayed sweep calculation")?;
     let restart_hold = r.i64()?;
     dmg_zero(cgb, restart_hold as u64, "the sweep restart hold")?;
     let negated = flag(r)?;
     let active = flag(r)?;
-    let shadow = r.i64()?;
+    let shadow = check_shadow(r.i64()?)?;
     Ok(Sweep {
         pace,
         negate: negate != 0,
@@ -200,7 +200,8 @@ fn save_wave(w: &mut StateWriter, c: &Wave) {
     w.u8(c.level);
     w.u16(c.freq);
     w.bool(c.length.enabled);
-    w.bool(c.on);
+    // PyBoy keeps "enabled" as the channel's NR52 bit (0x04), as for the pulse channels.
+    w.u8(if c.on { 0x04 } else { 0 });
     w.i64(c.length.remaining);
     w.i64(c.countdown);
     w.i64(c.step_cycles);
@@ -228,8 +229,8 @@ fn load_wave(r: &mut StateReader, cgb: bool) -> Result<Wave, CoreError> {
     }
     c.length.enabled = flag(r)?;
     c.on = flag(r)?;
-    c.length.remaining = r.i64()?;
-    c.countdown = r.i64()?;
+    c.length.remaining = check_count(r.i64()?, "length counter")?;
+    c.countdown = check_count(r.i64()?, "timer countdown")?;
     c.step_cycles = period(r.i64()?, "CH3")?;
     let pos = r.i64()?;
     if !(0..32).contains(&pos) {
@@ -269,7 +270,7 @@ fn save_noise(w: &mut StateWriter, c: &Noise) {
     w.bool(c.short_mode);
     w.u8(c.divisor);
     w.bool(c.length.enabled);
-    w.bool(c.on);
+    w.u8(if c.on { 0x08 } else { 0 }); // NR52 bit, as PyBoy keeps it
     w.i64(c.length.remaining);
     let (countdown, lfsr) = c.settled();
     w.i64(countdown);
@@ -299,9 +300,9 @@ fn load_noise(r: &mut StateReader, cgb: bool) -> Result<Noise, CoreError> {
     c.divisor = divisor;
     c.length.enabled = flag(r)?;
     c.on = flag(r)?;
-    c.length.remaining = r.i64()?;
-    c.countdown = r.i64()?;
-    c.env.countdown = r.i64()?;
+    c.length.remaining = check_count(r.i64()?, "length counter")?;
+    c.countdown = check_count(r.i64()?, "timer countdown")?;
+    c.env.countdown = check_count(r.i64()?, "envelope countdown")?;
     c.step_cycles = period(r.i64()?, "CH4")?;
     let lfsr = r.i64()?;
     if !(0..=0x7FFF).contains(&lfsr) {
@@ -315,7 +316,7 @@ fn load_noise(r: &mut StateReader, cgb: bool) -> Result<Noise, CoreError> {
             "CH4 feedback mask {feed:#x} disagrees with NR43"
         )));
     }
-    c.env.volume = r.i64()?;
+    c.env.volume = check_count(r.i64()?, "envelope volume")?;
     // The Game Boy Color's divider counter (not used on a DMG).
     let (counter, countdown, alignment) = (r.i64()?, r.i64()?, r.i64()?);
     let running = flag(r)?;
@@ -324,7 +325,7 @@ fn load_noise(r: &mut StateReader, cgb: bool) -> Result<Noise, CoreError> {
             return Err(err("CH4 divider counter out of range".into()));
         }
         c.counter = counter as u16;
-        c.counter_countdown = countdown;
+        c.counter_countdown = check_count(countdown, "CH4 divider countdown")?;
         c.alignment = alignment as u8;
         c.counter_running = running;
     }

@@ -176,6 +176,44 @@ fn wave_ram_locked_while_playing() {
     assert_eq!(c.read(0xFF3F, 4120), 0xFF);
 }
 
+/// The debugger view shows what PyBoy's memory view shows: its read catches the APU up first
+/// (empty between frames), which closes CH3's window, so wave RAM reads 0xFF while CH3 plays
+/// even in the cycle a CPU read would see the fetched byte. And it changes nothing.
+#[test]
+fn debug_read_is_pyboys_memory_view() {
+    let mut a = powered_apu();
+    for i in 0..16u16 {
+        a.write(0xFF30 + i, (i as u8) * 0x11, 0, 0);
+    }
+    a.write(0xFF1A, 0x80, 0, 0);
+    a.write(0xFF1D, 0x00, 0, 0);
+    a.write(0xFF1E, 0x80, 0, 0);
+    a.tick(4101); // the first fetch happens in this catch-up: the window is open
+    assert_eq!(a.peek(0xFF30), 0x00);
+    for addr in 0xFF30..=0xFF3F {
+        assert_eq!(a.debug_read(addr, 4101), 0xFF, "{addr:04X}");
+    }
+    assert_eq!(a.peek(0xFF30), 0x00, "debug_read left the window open");
+    // The registers read as a CPU read at that moment reads them.
+    let mut b = a.clone();
+    for addr in 0xFF10..0xFF30 {
+        assert_eq!(a.debug_read(addr, 4101), b.read(addr, 4101), "{addr:04X}");
+    }
+    // With the APU lagging behind `now`, the result is that of catching up (on a copy).
+    let mut c = a.clone();
+    for now in [4102u64, 8197, 8198, 8199, 12294] {
+        let mut d = a.clone();
+        assert_eq!(a.debug_read(0xFF26, now), d.read(0xFF26, now));
+        assert_eq!(a.debug_read(0xFF3A, now), c.clone().read(0xFF3A, now), "at {now}");
+    }
+    c.tick(8197);
+    assert_eq!(c.peek(0xFF30), 0x11, "second fetch: byte 1, window open");
+    assert_eq!(a.debug_read(0xFF30, 8197), 0x11, "a lagging APU: the catch-up's window");
+    // Silent CH3: wave RAM is free, and shown as is.
+    a.write(0xFF1A, 0x00, 9000, 0);
+    assert_eq!(a.debug_read(0xFF35, 9000), 0x55);
+}
+
 #[test]
 fn scheduling_hint_first_samples() {
     // Sample targets k * 4194304/48000 accumulated in f64, 512 Hz targets every 8192.
@@ -527,5 +565,55 @@ fn ceil_cycles_matches_f64_ceil() {
         f64::MAX,
     ] {
         assert_eq!(ceil_cycles(t), t.ceil() as u64, "{t}");
+    }
+}
+
+/// Counters of a corrupt state are rejected when it loads instead of being run, where they
+/// overflowed (debug builds panicked) or, for the sweep's shadow period, made no sense.
+#[test]
+fn corrupt_counters_are_rejected() {
+    let corruptions: [fn(&mut Apu); 7] = [
+        |a| a.ch1.env.countdown = i64::MIN,
+        |a| a.ch2.countdown = i64::MAX,
+        |a| a.ch3.length.remaining = -(1 << 50),
+        |a| a.ch4.env.volume = i64::MIN,
+        |a| a.ch4.countdown = i64::MIN,
+        |a| a.sweep.shadow = -1,
+        |a| a.sweep.check_delay = i64::MIN,
+    ];
+    for (i, corrupt) in corruptions.iter().enumerate() {
+        let mut a = powered_apu();
+        corrupt(&mut a);
+        let mut w = StateWriter::new();
+        a.save_state(&mut w);
+        let e = Apu::new().load_state(&mut StateReader::new(&w.buf));
+        assert!(matches!(e, Err(CoreError::State(_))), "case {i}");
+    }
+    let mut w = StateWriter::new();
+    powered_apu().save_state(&mut w);
+    Apu::new()
+        .load_state(&mut StateReader::new(&w.buf))
+        .unwrap();
+}
+
+/// The APU's clock, its sequencer step and its targets must fit together (checked by the
+/// machine for every state it loads).
+#[test]
+fn clock_and_targets_must_fit_together() {
+    let (max_count, max_distance) = (1 << 62, 1 << 24);
+    let mut a = powered_apu();
+    a.tick(100_000);
+    assert!(a.check_times(max_count, max_distance).is_ok());
+    let corruptions: [fn(&mut Apu); 4] = [
+        |a| a.clock = u64::MAX,
+        |a| a.seq_step = u64::MAX,
+        |a| a.next_sample = 1e30,
+        |a| a.next_seq = 0.0,
+    ];
+    for (i, corrupt) in corruptions.iter().enumerate() {
+        let mut b = powered_apu();
+        b.tick(100_000_000);
+        corrupt(&mut b);
+        assert!(b.check_times(max_count, max_distance).is_err(), "case {i}");
     }
 }

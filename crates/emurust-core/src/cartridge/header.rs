@@ -1,8 +1,9 @@
 //! Cartridge header (0x0100-0x014F of bank 0) parsing and validation.
 //!
 //! Field meanings follow Pan Docs, "The Cartridge Header". Where PyBoy 2.8.1 derives a value
-//! differently from Pan Docs (title length, number of RAM banks allocated), we follow PyBoy,
-//! because what the emulated CPU sees must match it.
+//! differently from Pan Docs (title length, number of RAM banks allocated, ROM size taken from
+//! the file rather than byte 0x0148), we follow PyBoy, because what the emulated CPU sees must
+//! match it, and we load exactly the files PyBoy 2.8.1 loads (see [`Header::parse`]).
 
 use crate::CoreError;
 
@@ -10,8 +11,6 @@ use crate::CoreError;
 pub const ROM_BANK_SIZE: usize = 0x4000;
 /// Size of one external RAM bank (Pan Docs: "A000-BFFF  8 KiB External RAM").
 pub const RAM_BANK_SIZE: usize = 0x2000;
-/// Largest ROM any supported MBC can address (MBC5: 512 banks of 16 KiB).
-pub const MAX_ROM_BYTES: usize = 8 * 1024 * 1024;
 /// The header ends at 0x014F; a file shorter than this has no header at all.
 pub const HEADER_END: usize = 0x0150;
 
@@ -51,8 +50,11 @@ pub struct Header {
     pub mbc30: bool,
     /// Byte 0x0148.
     pub rom_size_code: u8,
-    /// Number of 16 KiB ROM banks the header declares (and the file holds).
+    /// Number of 16 KiB ROM banks: the file's size / 16 KiB, as in PyBoy (which never reads
+    /// byte 0x0148). Every bank number wraps modulo this count.
     pub rom_banks: usize,
+    /// What byte 0x0148 declares (`None` for a code Pan Docs does not list); informative only.
+    pub declared_rom_banks: Option<usize>,
     /// Byte 0x0149.
     pub ram_size_code: u8,
     /// Number of 8 KiB RAM banks allocated and visible to the CPU. As in PyBoy this is at least 1
@@ -164,9 +166,9 @@ fn type_info(code: u8) -> TypeInfo {
     }
 }
 
-/// ROM size byte (0x0148) to number of 16 KiB banks (Pan Docs, incl. the three unofficial
-/// 1.1/1.2/1.5 MiB codes).
-fn rom_banks_for(code: u8) -> Option<usize> {
+/// ROM size byte (0x0148) to the number of 16 KiB banks it declares (Pan Docs, incl. the three
+/// unofficial 1.1/1.2/1.5 MiB codes). Informative only: PyBoy sizes the ROM by the file.
+pub fn declared_rom_banks(code: u8) -> Option<usize> {
     match code {
         0x00..=0x08 => Some(2usize << code),
         0x52 => Some(72),
@@ -207,35 +209,41 @@ fn rom_err(msg: String) -> CoreError {
     CoreError::Rom(msg)
 }
 
-fn human_size(bytes: usize) -> String {
-    if bytes >= 1024 * 1024 && bytes.is_multiple_of(1024 * 1024) {
-        format!("{} MiB", bytes / (1024 * 1024))
-    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
-        format!("{} KiB", bytes / 1024)
-    } else {
-        format!("{bytes} bytes")
-    }
-}
-
 impl Header {
-    /// Parse and validate a whole ROM image. Checks, in order: empty file, oversized file,
-    /// file too small to hold a header, header checksum, cartridge type, ROM and RAM size
-    /// codes, and that the file is exactly as large as the header's ROM size.
+    /// Parse and validate a whole ROM image exactly as PyBoy 2.8.1's cartridge loader does.
+    ///
+    /// Refused, in PyBoy's order (the first reason found is the one reported): an empty file; a
+    /// file whose size is not a whole number of 16 KiB banks (this includes any file too small
+    /// to hold a header); a header checksum mismatch; an unknown RAM size code (0x0149 outside
+    /// 0x00-0x05, checked before the cartridge type, as PyBoy does); a cartridge type PyBoy has
+    /// no controller for.
+    ///
+    /// Accepted as PyBoy accepts them: any ROM size code at 0x0148 (PyBoy never reads it: the
+    /// bank count is the file's size / 16 KiB, and all bank numbers wrap by that count), files
+    /// larger or smaller than the size the header declares, a wrong global checksum.
     pub fn parse(rom: &[u8]) -> Result<Header, CoreError> {
         if rom.is_empty() {
-            return Err(rom_err("the ROM file is empty (0 bytes)".into()));
+            return Err(rom_err(
+                "the ROM file is empty (0 bytes); PyBoy 2.8.1 refuses it too (\"Empty ROM file\")"
+                    .into(),
+            ));
         }
-        if rom.len() > MAX_ROM_BYTES {
+        if !rom.len().is_multiple_of(ROM_BANK_SIZE) {
+            let banks = rom.len() / ROM_BANK_SIZE;
+            let hint = if rom.len() < ROM_BANK_SIZE {
+                " (too small: less than one bank; the cartridge header alone ends at 0x014F)"
+                    .to_string()
+            } else {
+                format!(
+                    "; it has {} trailing bytes after {banks} whole bank(s): a bad dump, a header \
+                     or trailer added by a copier or tool, or not a Game Boy ROM",
+                    rom.len() % ROM_BANK_SIZE
+                )
+            };
             return Err(rom_err(format!(
-                "the ROM file is oversized: {} bytes, but no supported cartridge holds more than \
-                 8 MiB ({MAX_ROM_BYTES} bytes); this is not a Game Boy ROM or it is corrupt",
-                rom.len()
-            )));
-        }
-        if rom.len() < HEADER_END {
-            return Err(rom_err(format!(
-                "the ROM file is only {} bytes, too small to contain a cartridge header \
-                 (which ends at 0x014F; at least {HEADER_END} bytes are needed)",
+                "the ROM file size {} bytes is not a multiple of the 16 KiB ({ROM_BANK_SIZE} \
+                 bytes) ROM bank size{hint}; PyBoy 2.8.1 refuses it too (\"Unexpected ROM file \
+                 length\")",
                 rom.len()
             )));
         }
@@ -246,55 +254,33 @@ impl Header {
             return Err(rom_err(format!(
                 "cartridge header checksum mismatch: byte 0x014D is 0x{header_checksum:02X} but \
                  bytes 0x0134-0x014C give 0x{computed:02X}; the file is corrupt or not a Game \
-                 Boy ROM (PyBoy refuses such ROMs too)"
+                 Boy ROM (PyBoy 2.8.1 refuses it too: \"Cartridge header checksum mismatch!\")"
             )));
         }
+
+        // PyBoy looks the RAM size up before it looks at the cartridge type.
+        let ram_size_code = rom[0x0149];
+        let ram_banks = ram_banks_for(ram_size_code).ok_or_else(|| {
+            rom_err(format!(
+                "unknown RAM size code 0x{ram_size_code:02X} at header byte 0x0149 (known: \
+                 0x00-0x05); PyBoy 2.8.1 refuses it too (KeyError: {ram_size_code})"
+            ))
+        })?;
 
         let cartridge_type = rom[0x0147];
         let info = type_info(cartridge_type);
         let Some(mbc) = info.mbc else {
             return Err(rom_err(format!(
-                "cartridge type 0x{cartridge_type:02X} {} is not supported (supported: ROM \
-                 ONLY, ROM+RAM, MBC1, MBC2, MBC3 with or without TIMER, MBC5 with or without \
-                 RUMBLE)",
+                "cartridge type 0x{cartridge_type:02X} {} is not supported (supported, as in \
+                 PyBoy 2.8.1: ROM ONLY, ROM+RAM, MBC1, MBC2, MBC3 with or without TIMER, MBC5 \
+                 with or without RUMBLE); PyBoy refuses it too (\"Catridge type invalid: \
+                 {cartridge_type}\")",
                 info.name
             )));
         };
 
         let rom_size_code = rom[0x0148];
-        let rom_banks = rom_banks_for(rom_size_code).ok_or_else(|| {
-            rom_err(format!(
-                "unknown ROM size code 0x{rom_size_code:02X} at header byte 0x0148 (valid: \
-                 0x00-0x08, 0x52-0x54)"
-            ))
-        })?;
-        let ram_size_code = rom[0x0149];
-        let ram_banks = ram_banks_for(ram_size_code).ok_or_else(|| {
-            rom_err(format!(
-                "unknown RAM size code 0x{ram_size_code:02X} at header byte 0x0149 (valid: \
-                 0x00-0x05)"
-            ))
-        })?;
-
-        let expected = rom_banks * ROM_BANK_SIZE;
-        if rom.len() < expected {
-            return Err(rom_err(format!(
-                "the ROM file is truncated: the header (byte 0x0148 = 0x{rom_size_code:02X}) \
-                 declares {} ({expected} bytes) but the file has only {} bytes; re-dump or \
-                 re-download the ROM",
-                human_size(expected),
-                rom.len()
-            )));
-        }
-        if rom.len() > expected {
-            return Err(rom_err(format!(
-                "the ROM file is larger than its header says: the header (byte 0x0148 = \
-                 0x{rom_size_code:02X}) declares {} ({expected} bytes) but the file has {} \
-                 bytes; it is an over-dump or has trailing data; trim it to {expected} bytes",
-                human_size(expected),
-                rom.len()
-            )));
-        }
+        let rom_banks = rom.len() / ROM_BANK_SIZE;
 
         let cgb_flag = rom[0x0143];
         // PyBoy: when bit 7 of 0x0143 is set, the title stops before 0x0142 (0x0142 and 0x0143
@@ -321,6 +307,7 @@ impl Header {
             mbc30,
             rom_size_code,
             rom_banks,
+            declared_rom_banks: declared_rom_banks(rom_size_code),
             ram_size_code,
             ram_banks,
             ram_bytes: ram_banks * RAM_BANK_SIZE,
@@ -332,5 +319,10 @@ impl Header {
             global_checksum,
             global_checksum_ok: compute_global_checksum(rom) == global_checksum,
         })
+    }
+
+    /// The file holds as many banks as its header declares (informative: PyBoy does not check).
+    pub fn size_matches_declared(&self) -> bool {
+        self.declared_rom_banks == Some(self.rom_banks)
     }
 }

@@ -73,7 +73,7 @@ impl Cartridge {
         let ram_bank = r.u8()? as u16;
         let ram_enabled = r.u8()? != 0;
         let mode = r.u8()?;
-        if rom_bank as usize >= self.rom_banks {
+        if rom_bank as usize >= self.mapped_banks() {
             return Err(foreign(format!("ROM bank {rom_bank} selected")));
         }
         if mode > 1 || (mode != 0 && !self.is_mbc1()) {

@@ -159,34 +159,116 @@ fn error_empty() {
 }
 
 #[test]
-fn error_no_header() {
+fn error_not_whole_banks() {
+    // Too small for a header, or not a whole number of 16 KiB banks: PyBoy refuses both.
     let m = rom_err(vec![0; 0x14F]);
-    assert!(m.contains("too small") && m.contains("335 bytes"), "{m}");
-}
-
-#[test]
-fn error_oversized() {
-    let m = rom_err(vec![0; MAX_ROM_BYTES + ROM_BANK_SIZE]);
-    assert!(m.contains("oversized"), "{m}");
-}
-
-#[test]
-fn error_truncated() {
-    let mut rom = make_rom(0x01, 0x02, 0x00); // 128 KiB declared
-    rom.truncate(100 * 1024);
+    assert!(
+        m.contains("335 bytes")
+            && m.contains("not a multiple of the 16 KiB")
+            && m.contains("less than one bank"),
+        "{m}"
+    );
+    let mut rom = make_rom(0x01, 0x01, 0x00);
+    rom.push(0);
     let m = rom_err(rom);
     assert!(
-        m.contains("truncated") && m.contains("128 KiB") && m.contains("102400"),
+        m.contains("65537 bytes") && m.contains("1 trailing bytes after 4 whole bank"),
         "{m}"
+    );
+    let mut rom = make_rom(0x01, 0x02, 0x00);
+    rom.truncate(100 * 1024);
+    assert!(rom_err(rom).contains("102400 bytes is not a multiple"));
+}
+
+/// `make_rom`'s image cut or extended to `banks` banks (extra banks carry their markers).
+fn resized(cart_type: u8, rom_code: u8, ram_code: u8, banks: usize) -> Cartridge {
+    let mut rom = make_rom(cart_type, 0x08, ram_code);
+    rom.truncate(banks * ROM_BANK_SIZE);
+    rom[0x0148] = rom_code;
+    fix_checksums(&mut rom);
+    Cartridge::from_rom(rom.into()).unwrap()
+}
+
+#[test]
+fn size_taken_from_the_file_not_the_header() {
+    // Smaller than declared (64 KiB declared, 48 KiB present), larger than declared, and an
+    // unknown ROM size code: all load, with the file's bank count.
+    for (rom_code, banks) in [(0x01u8, 3usize), (0x00, 8), (0x77, 5), (0x01, 4)] {
+        let c = resized(0x01, rom_code, 0x00, banks);
+        let h = c.header();
+        assert_eq!(h.rom_banks, banks);
+        assert_eq!(h.rom_size_code, rom_code);
+        assert_eq!(h.size_matches_declared(), rom_code == 0x01 && banks == 4);
+    }
+    assert_eq!(
+        resized(0x01, 0x77, 0x00, 5).header().declared_rom_banks,
+        None
     );
 }
 
 #[test]
-fn error_larger_than_header() {
-    let mut rom = make_rom(0x01, 0x01, 0x00); // 64 KiB declared
-    rom.extend(std::iter::repeat_n(0xFF, 64 * 1024));
-    let m = rom_err(rom);
-    assert!(m.contains("larger than its header"), "{m}");
+fn bank_numbers_wrap_by_the_files_bank_count() {
+    // 3 banks (not a power of two): every controller reduces modulo 3, as PyBoy does.
+    let mut c = resized(0x01, 0x00, 0x00, 3);
+    for (v, bank) in [(1u8, 1usize), (2, 2), (3, 0), (4, 1), (5, 2), (0x1F, 1)] {
+        c.write_rom_area(0x2000, v, 0);
+        assert_eq!(high(&c), bank, "MBC1 value {v}");
+    }
+    c.write_rom_area(0x6000, 1, 0);
+    c.write_rom_area(0x4000, 1, 0); // bank 32 at 0000-3FFF: 32 % 3 = 2
+    assert_eq!(low(&c), 2);
+    let mut c = resized(0x13, 0x01, 0x03, 3);
+    for (v, bank) in [(0u8, 1usize), (2, 2), (3, 0), (0x7F, 1), (0x80, 1)] {
+        c.write_rom_area(0x2000, v, 0);
+        assert_eq!(high(&c), bank, "MBC3 value {v:#x}");
+    }
+    let mut c = resized(0x19, 0x01, 0x00, 3);
+    for (v, bank) in [(0u8, 0usize), (2, 2), (3, 0), (0xFF, 0)] {
+        c.write_rom_area(0x2000, v, 0);
+        assert_eq!(high(&c), bank, "MBC5 value {v:#x}");
+    }
+    c.write_rom_area(0x2000, 1, 0);
+    c.write_rom_area(0x3000, 1, 0); // 0x101 % 3 = 2
+    assert_eq!(high(&c), 2);
+    let mut c = resized(0x05, 0x01, 0x00, 3);
+    for (v, bank) in [(0u8, 1usize), (2, 2), (3, 0), (0x0F, 0)] {
+        c.write_rom_area(0x2100, v, 0);
+        assert_eq!(high(&c), bank, "MBC2 value {v:#x}");
+    }
+    // More banks than declared: banks past the declared size are reachable.
+    let mut c = resized(0x19, 0x00, 0x00, 16);
+    c.write_rom_area(0x2000, 9, 0);
+    assert_eq!(high(&c), 9);
+    // An MBC3 file of more than 128 banks is an MBC30 whatever 0x0148 says.
+    let mut c = resized(0x11, 0x00, 0x00, 200);
+    assert!(c.header().mbc30);
+    c.write_rom_area(0x2000, 0xC7, 0);
+    assert_eq!(high(&c), 0xC7);
+}
+
+#[test]
+fn single_bank_file() {
+    // PyBoy loads a 16 KiB file; bank 1 (mapped until the first bank write) reads past its
+    // buffer. We read zeros there; bank writes wrap modulo 1.
+    let mut c = resized(0x00, 0x00, 0x00, 1);
+    assert_eq!(c.header().rom_banks, 1);
+    assert_eq!(low(&c), 0);
+    assert_eq!((c.read_rom(0x4000), c.read_rom(0x7FFF)), (0, 0));
+    c.write_rom_area(0x2000, 2, 0);
+    assert_eq!(high(&c), 0);
+    let mut c = resized(0x01, 0x00, 0x00, 1);
+    assert_eq!(c.read_rom(0x4001), 0);
+    c.write_rom_area(0x2000, 5, 0);
+    assert_eq!(high(&c), 0);
+    assert_eq!(c.read_rom_banked(1, 0x4000), None);
+    // States keep the unwritten bank-1 selection.
+    let c = resized(0x19, 0x00, 0x00, 1);
+    let mut w = StateWriter::new();
+    c.save_state(&mut w);
+    let data = w.buf;
+    let mut d = resized(0x19, 0x00, 0x00, 1);
+    d.load_state(&mut StateReader::new(&data)).unwrap();
+    assert_eq!(d.rom_bank_high(), 1);
 }
 
 #[test]
@@ -215,13 +297,18 @@ fn error_unsupported_types() {
 }
 
 #[test]
-fn error_bad_size_codes() {
+fn error_bad_ram_size_code_before_type() {
     let m = rom_err(make_rom(0x01, 0x01, 0x06));
-    assert!(m.contains("RAM size code 0x06"), "{m}");
-    let mut rom = make_rom(0x01, 0x00, 0x00);
-    rom[0x0148] = 0x09;
-    fix_checksums(&mut rom);
-    assert!(rom_err(rom).contains("ROM size code 0x09"));
+    assert!(
+        m.contains("RAM size code 0x06") && m.contains("KeyError: 6"),
+        "{m}"
+    );
+    // PyBoy looks at the RAM size before the type: an unknown type with an unknown RAM size
+    // is refused for its RAM size.
+    let m = rom_err(make_rom(0xFC, 0x00, 0xFF));
+    assert!(m.contains("RAM size code 0xFF"), "{m}");
+    // MBC2 ignores the RAM size for its RAM but PyBoy still refuses unknown codes.
+    assert!(rom_err(make_rom(0x06, 0x01, 0x07)).contains("RAM size code 0x07"));
 }
 
 // ---------------------------------------------------------------- ROM only

@@ -26,11 +26,12 @@
 //! Integers are little-endian, as PyBoy's `write_16bit`/`write_64bit` write them; its doubles
 //! are the machine's (little-endian on every platform PyBoy ships for).
 //!
-//! Loading makes this machine continue exactly as a freshly created PyBoy does after
-//! `load_state`. What PyBoy does not save takes the value such a PyBoy has: the "halted right
+//! Loading makes this machine continue exactly as PyBoy does after `load_state`. The LCD's
+//! unsaved fields keep this instance's values, as they do in a running PyBoy (for a machine
+//! that has run as PyBoy has, e.g. through `emurust.PyBoy`, they are PyBoy's). Other things
+//! PyBoy does not save take the value a freshly created PyBoy has: the "halted right
 //! after EI" flag is clear, nothing is locked, the clock's latch is empty, the bank mapped at
-//! 0000-3FFF is bank 0 (see the cartridge section), the LCD's unsaved fields are those of a
-//! powered-on LCD. The frame counter and the serial output log are ours and are kept.
+//! 0000-3FFF is bank 0 (see the cartridge section). The frame counter and the serial output log are ours and are kept.
 //! On any error the machine is unchanged.
 
 use super::{Decoded, GameBoy, SystemBus};
@@ -39,7 +40,6 @@ use crate::apu::Apu;
 use crate::cpu::{Cpu, Registers};
 use crate::joypad::pyboy_state::PYBOY_JOYPAD_SECTION_LEN;
 use crate::joypad::Joypad;
-use crate::lcd::Lcd;
 use crate::lcd::{PYBOY_LCD_SECTION_LEN, PYBOY_RENDERER_SECTION_LEN};
 use crate::serial::pyboy_state::PYBOY_SERIAL_SECTION_LEN;
 use crate::serial::Serial;
@@ -103,6 +103,12 @@ impl GameBoy {
             + PYBOY_JOYPAD_SECTION_LEN
             + PYBOY_SERIAL_SECTION_LEN
             + SGB_LEN
+    }
+
+    /// Byte offset of the renderer section (the screen: per pixel RGBA and a colour-0 flag)
+    /// in a PyBoy 2.8.1 state.
+    pub fn pyboy_renderer_offset(&self) -> usize {
+        HEADER_LEN + CPU_LEN + DMA_LEN + PYBOY_LCD_SECTION_LEN + PYBOY_SOUND_SECTION_LEN
     }
 
     /// The machine as a PyBoy 2.8.1 save state (what `PyBoy.save_state` writes), which
@@ -320,11 +326,10 @@ impl GameBoy {
         }
         bus.dma.start = r.u64()?;
 
-        let mut lcd = Lcd::new();
-        if cgb {
-            // A freshly created PyBoy on CGB hardware starts in colour mode.
-            lcd.set_cgb(true);
-        }
+        // PyBoy loads into its running LCD: what it does not save (window line counter,
+        // mode 3 adjustment, STAT override, ...) keeps this instance's values, and the LCDC
+        // write sees the current LCDC.
+        let mut lcd = self.bus.lcd.clone();
         lcd.load_pyboy_lcd(&mut r)?;
         let apu = Apu::load_pyboy(&mut r, cgb)?;
         if apu.speed_shift != lcd.speed_shift {
@@ -379,6 +384,7 @@ impl GameBoy {
                 r.remaining()
             )));
         }
+        bus.check_state_times(self.frames)?;
         Ok(Decoded {
             cpu,
             halted_after_ei: false,
@@ -446,6 +452,55 @@ mod tests {
             assert_eq!(a.save_pyboy_state(), b.save_pyboy_state());
             assert_eq!(a.bus.apu.samples(), b.bus.apu.samples());
         }
+    }
+
+    /// States whose clocks do not fit together (corrupt ones), in either format, are
+    /// rejected and change nothing, instead of being run: counters then overflowed (debug
+    /// builds panicked) or a device caught up across an enormous span (the timer walks a
+    /// span in which TIMA overflows one cycle at a time: practically forever).
+    #[test]
+    fn states_with_clocks_far_apart_are_rejected() {
+        let rom = test_rom();
+        let mut good = GameBoy::new(rom.clone(), None).unwrap();
+        good.tick(5, false, true);
+        let state = good.save_state();
+        type Corruption = (fn(&mut GameBoy), bool);
+        let corruptions: [Corruption; 5] = [
+            // (corruption, also expressible in a PyBoy state)
+            (|g| g.bus.cycles -= 1, true), // the timer, serial port, APU synced after it
+            (|g| g.bus.cycles += 1 << 30, true),
+            (|g| g.bus.cycles = u64::MAX - 16, true),
+            (|g| g.frames = u64::MAX, false),
+            (
+                |g| {
+                    g.bus.dma.active = true;
+                    g.bus.dma.start = 1 << 63;
+                },
+                true,
+            ),
+        ];
+        let mut target = GameBoy::new(rom.clone(), None).unwrap();
+        target.tick(2, false, true);
+        let before = target.save_state();
+        for (i, (corrupt, pyboy_too)) in corruptions.iter().enumerate() {
+            let mut g = GameBoy::new(rom.clone(), None).unwrap();
+            g.load_state(&state).unwrap();
+            corrupt(&mut g);
+            let ours = target.load_state(&g.save_state());
+            assert!(matches!(ours, Err(CoreError::State(_))), "case {i}");
+            assert_eq!(target.save_state(), before, "case {i}");
+            if *pyboy_too {
+                let theirs = target.load_pyboy_state(&g.save_pyboy_state());
+                assert!(
+                    matches!(theirs, Err(CoreError::State(_))),
+                    "case {i} (PyBoy format)"
+                );
+                assert_eq!(target.save_state(), before, "case {i}");
+            }
+        }
+        // The same states, uncorrupted, load.
+        target.load_state(&state).unwrap();
+        target.load_pyboy_state(&good.save_pyboy_state()).unwrap();
     }
 
     /// The same program with the CGB flag, on Game Boy Color hardware (colour mode), and the

@@ -63,6 +63,7 @@ impl Step {
     }
 }
 
+#[derive(Clone)]
 pub struct Lcd {
     pub vram: [u8; 0x2000],
     pub oam: [u8; 0xA0],
@@ -138,6 +139,7 @@ pub struct Lcd {
 }
 
 /// The Game Boy Color's extra video state.
+#[derive(Clone)]
 pub struct CgbVideo {
     pub vram1: [u8; 0x2000],
     pub bg: cgb_palette::PaletteMemory,
@@ -820,6 +822,11 @@ impl Lcd {
 
     // ------------------------------------------------------------------ debugging
 
+    /// The cycle of the last catch-up (checked against the machine's clock when a state loads).
+    pub(crate) fn last_now(&self) -> u64 {
+        self.last_now
+    }
+
     /// Current LY (no side effects).
     pub fn ly(&self) -> u8 {
         self.ly
@@ -837,6 +844,23 @@ impl Lcd {
     }
 
     // ------------------------------------------------------------------ save state
+
+    /// The timing of a restored state must be that of a running LCD: the dot clock, its
+    /// deadline and the cached distances within a few frames of the frame start. (The clock may
+    /// sit a little below zero: wrapping arithmetic leaves it there when a catch-up comes from
+    /// slightly behind, as in the oracle.) Far-off values come only from a corrupt state; with
+    /// them a frame could never end.
+    fn check_timing(clock: u64, clock_target: u64, distances: [i64; 2]) -> Result<(), CoreError> {
+        const LIMIT: i64 = 1 << 20;
+        let near = |v: i64| (-LIMIT..=LIMIT).contains(&v);
+        if near(clock as i64) && clock_target <= LIMIT as u64 && distances.into_iter().all(near) {
+            Ok(())
+        } else {
+            Err(CoreError::State(format!(
+                "LCD timing out of range (clock {clock}, deadline {clock_target}, distances {distances:?})"
+            )))
+        }
+    }
 
     /// Take over `other`'s picture while keeping this LCD's buffer allocations, so views of
     /// the screen handed out earlier (zero-copy NumPy arrays) stay valid across state loads.
@@ -949,6 +973,7 @@ impl Lcd {
         n.window_armed = r.bool()?;
         n.to_interrupt = r.i64()?;
         n.to_frame = r.i64()?;
+        Lcd::check_timing(n.clock, n.clock_target, [n.to_interrupt, n.to_frame])?;
         let wl = r.i64()?;
         n.window_line =
             i32::try_from(wl).map_err(|_| CoreError::State(format!("bad window line {wl}")))?;

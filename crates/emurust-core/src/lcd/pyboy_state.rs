@@ -160,6 +160,7 @@ impl Lcd {
         if next_mode > 3 {
             return Err(CoreError::State(format!("PyBoy LCD next mode {next_mode}")));
         }
+        Lcd::check_timing(clock, clock_target, [0, 0])?;
 
         // All validated: apply in PyBoy's order.
         self.vram = vram;

@@ -197,6 +197,7 @@ fn draw_tiles(
 /// Docs, "OAM Scan"). Both mode 3's length and the drawing need them on every line, so
 /// they are worked out for all lines at once and reused for as long as OAM and the object
 /// height stay the same (OAM typically changes once a frame, by DMA in VBlank).
+#[derive(Clone)]
 pub(super) struct LineObjects {
     /// The OAM and object height the lists were made from (height 0: not made yet).
     oam: [u8; 0xA0],
@@ -322,7 +323,12 @@ impl Lcd {
             );
         }
         if window {
-            self.window_line += 1;
+            // PyBoy keeps this counter in a C int; it only grows past 143 while lines go
+            // undrawn (the reset is part of drawing line 143), and a restored state may
+            // hold any i32. Wrap as a C int does, in debug builds too.
+            self.window_line = self.window_line.wrapping_add(1);
+            // Window row modulo 256 (32 map rows of 8 lines), as PyBoy's
+            // `y // 8 * 32 % 0x400` and `y % 8` give it, negative values included.
             let wy = self.window_line as u8;
             let map = if lcdc & 0x40 != 0 { 0x1C00 } else { 0x1800 };
             // The window's first pixel is at screen x = wx (>= -7); its earlier
@@ -437,11 +443,16 @@ impl Lcd {
             if colours == 0 {
                 continue;
             }
-            // Fully on screen (OAM X 8..=160): all 8 pixels at once, one per byte.
-            let left = (entry[1] as usize).wrapping_sub(8);
-            if let (Some(dst), Some(under)) =
-                (shades.get_mut(left..left + 8), bg_zero.get(left..left + 8))
-            {
+            // Fully on screen (OAM X 8..=160): all 8 pixels at once, one per byte. An
+            // object with X < 8 starts left of the screen (no `left`); X > 160 runs past its
+            // right edge (no slice): both take the clipping path below.
+            let fast = entry[1].checked_sub(8).map(usize::from).and_then(|left| {
+                Some((
+                    shades.get_mut(left..left + 8)?,
+                    bg_zero.get(left..left + 8)?,
+                ))
+            });
+            if let Some((dst, under)) = fast {
                 let mut old = [0u8; 8];
                 old.copy_from_slice(dst);
                 let mut zero = [0u8; 8];
@@ -612,6 +623,36 @@ mod tests {
         }
         fn byte(&mut self) -> u8 {
             self.next() as u8
+        }
+    }
+
+    /// Objects partly off the left (OAM X 1..=7) or right (X 161..=167) edge show only
+    /// their on-screen columns, and nothing wraps to the other side of the line.
+    #[test]
+    fn objects_clipped_at_both_screen_edges() {
+        let mut l = Lcd::new();
+        // LCD and objects on, background off (colour 0); OBP0 shows colour c as shade c.
+        l.lcdc = 0x80 | 0x02;
+        l.bgp = 0xE4;
+        l.obp0 = 0xE4;
+        // Tile 1: every row has colours 1,2,3,1,2,3,1,2 from left to right.
+        for row in 0..8 {
+            l.vram[16 + row * 2] = 0b1011_0110;
+            l.vram[16 + row * 2 + 1] = 0b0110_1101;
+        }
+        let colours = [1u8, 2, 3, 1, 2, 3, 1, 2];
+        for x in (0u8..=8).chain(160..=168) {
+            l.oam = [0; 0xA0];
+            l.oam[..4].copy_from_slice(&[16, x, 1, 0]); // top line on LY 0
+            l.draw_line(0);
+            let mut want = [0u8; 160];
+            for (dx, &c) in colours.iter().enumerate() {
+                let sx = x as i32 - 8 + dx as i32;
+                if (0..160).contains(&sx) {
+                    want[sx as usize] = c;
+                }
+            }
+            assert_eq!(&l.shades[..160], &want[..], "OAM X {x}");
         }
     }
 

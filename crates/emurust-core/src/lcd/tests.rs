@@ -619,3 +619,32 @@ fn pyboy_timing_trace() {
     }
     eprintln!("{ops} operations, {screens} screens, {sections} PyBoy state sections identical");
 }
+
+/// A restored state whose timing is far off (corrupt) is rejected: with it a frame could
+/// never end, or the arithmetic overflowed. A clock a little below zero is real, though:
+/// a catch-up from slightly behind leaves it there.
+#[test]
+fn corrupt_timing_is_rejected() {
+    let corruptions: [fn(&mut Lcd); 5] = [
+        |l| l.clock_target = u64::MAX,
+        |l| l.clock = 1 << 40,
+        |l| l.clock = u64::MAX - (1 << 40),
+        |l| l.to_frame = i64::MIN,
+        |l| l.to_interrupt = i64::MAX,
+    ];
+    for (i, corrupt) in corruptions.iter().enumerate() {
+        let (mut l, _) = lcd_on();
+        corrupt(&mut l);
+        let mut w = StateWriter::new();
+        l.save_state(&mut w);
+        let e = Lcd::new().load_state(&mut StateReader::new(&w.buf));
+        assert!(matches!(e, Err(CoreError::State(_))), "case {i}");
+    }
+    let (mut l, _) = lcd_on();
+    l.clock = l.clock.wrapping_sub(l.clock + 8); // 8 dots below zero
+    let mut w = StateWriter::new();
+    l.save_state(&mut w);
+    Lcd::new()
+        .load_state(&mut StateReader::new(&w.buf))
+        .unwrap();
+}

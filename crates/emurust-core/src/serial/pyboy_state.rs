@@ -1,6 +1,6 @@
 //! The serial port's section of a PyBoy 2.8.1 save state (format version 29).
 //!
-//! Layout: SB (1), SC (1), transfer running (1), internal clock (1), cycle count of the last
+//! Layout: SB (1), SC (1), transfer running (0x80 or 0, as PyBoy keeps it: SC & 0x80) (1), internal clock (1), cycle count of the last
 //! catch-up (8), scheduling hint (8), the port's own clock (8), the transfer's end (8).
 
 use super::Serial;
@@ -14,7 +14,8 @@ impl Serial {
     pub fn save_pyboy(&self, w: &mut StateWriter) {
         w.u8(self.sb);
         w.u8(self.sc);
-        w.bool(self.transferring);
+        // PyBoy keeps the flag as SC & 0x80.
+        w.u8(if self.transferring { 0x80 } else { 0 });
         w.u8(self.sc & 1);
         w.u64(self.synced_at);
         w.u64(self.hint);
