@@ -715,7 +715,7 @@ def test_without_pyboys_boot_rom_the_boot_frames_are_counted(monkeypatch):
     """Without the pyboy package (no boot ROM to read) emurust.PyBoy starts in the state
     PyBoy's boot ROM leaves and counts its 64 frames: from frame 65 on the machine matches
     PyBoy's (VRAM apart: the boot logo is not recreated)."""
-    monkeypatch.setattr(_bridge, "default_boot_rom", lambda: None)
+    monkeypatch.setattr(_bridge, "default_boot_rom", lambda cgb=False: None)
     rom = str(ROOT / "games" / "dodge.gb")
     ours = emurust.PyBoy(rom, window="null")
     theirs = api("pyboy").PyBoy(rom, window="null")
