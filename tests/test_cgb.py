@@ -76,6 +76,23 @@ def test_a_big_cgb_boot_rom_is_mapped_at_0200_08ff():
     assert gb.registers()["pc"] >= 0x100
 
 
+def test_banks_through_the_registers_and_banked_reads():
+    gb = emurust.GameBoy(with_flag(0x80))
+    gb.write(0xFF70, 3)
+    gb.write(0xD010, 0x33)
+    gb.write(0xFF70, 0)  # bank 0 selects bank 1
+    gb.write(0xD010, 0x11)
+    gb.write(0xFF4F, 1)
+    gb.write(0x8000, 0x77)
+    gb.write(0xFF4F, 0)
+    assert gb.read(0xFF70) == 0xF8 and gb.read(0xFF4F) == 0xFE
+    assert gb.read(0xD010) == 0x11 and gb.read(0xF010) == 0x11  # echo
+    assert gb.read_banked(3, 0xD010) == 0x33 and gb.read_banked(1, 0xD010) == 0x11
+    assert gb.wram_banks()[3 * 0x1000 + 0x10] == 0x33
+    assert gb.read_banked(1, 0x8000) == 0x77 and gb.read(0x8000) == 0
+    assert gb.vram_bank1()[0] == 0x77
+
+
 # ---------------------------------------------------------------- identity with PyBoy
 
 

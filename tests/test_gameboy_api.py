@@ -175,7 +175,15 @@ def test_banked_reads():
     with pytest.raises(ValueError, match="does not exist"):
         gb.read_banked(99, 0xA000)
     with pytest.raises(ValueError, match="banked reads"):
-        gb.read_banked(0, 0xC000)
+        gb.read_banked(0, 0xE000)
+    # VRAM and work RAM as PyBoy's memory[bank, addr]: bank 0 only on the DMG.
+    gb.write(0xC123, 0x5A)
+    assert gb.read_banked(0, 0xC123) == 0x5A
+    assert gb.read_banked(0, 0x8000) == gb.read(0x8000)
+    with pytest.raises(ValueError, match="does not exist"):
+        gb.read_banked(1, 0x8000)
+    with pytest.raises(ValueError, match="does not exist"):
+        gb.read_banked(1, 0xD000)
 
 
 def test_cartridge_ram_round_trip():

@@ -715,7 +715,7 @@ def test_without_pyboys_boot_rom_the_boot_frames_are_counted(monkeypatch):
     """Without the pyboy package (no boot ROM to read) emurust.PyBoy starts in the state
     PyBoy's boot ROM leaves and counts its 64 frames: from frame 65 on the machine matches
     PyBoy's (VRAM apart: the boot logo is not recreated)."""
-    monkeypatch.setattr(_bridge, "default_boot_rom", lambda: None)
+    monkeypatch.setattr(_bridge, "default_boot_rom", lambda cgb=False: None)
     rom = str(ROOT / "games" / "dodge.gb")
     ours = emurust.PyBoy(rom, window="null")
     theirs = api("pyboy").PyBoy(rom, window="null")
@@ -730,3 +730,19 @@ def test_without_pyboys_boot_rom_the_boot_frames_are_counted(monkeypatch):
     for lo, hi in ((0xC000, 0xE000), (0xFE00, 0xFEA0), (0xFF00, 0x10000)):
         assert ours.memory[lo:hi] == theirs.memory[lo:hi]
     assert ours.frame_count == theirs.frame_count == 150
+
+
+def test_cgb_cartridge_runs_as_game_boy_color_like_pyboy():
+    """A CGB-flagged cartridge with PyBoy's default cgb=None runs on Game Boy Color hardware
+    (through PyBoy's CGB boot ROM) on both, and as a DMG with cgb=False."""
+    rom = str(ROOT / "roms" / "cgb.gb")
+    for kwargs in ({}, {"cgb": False}):
+        def script(pb_api, rec, kwargs=kwargs):
+            pb = pb_api.PyBoy(rom, window="null", **kwargs)
+            for _ in range(30):
+                rec("tick", pb.tick(4, True))
+                rec("screen", pb.screen.ndarray)
+                rec("wram", pb.memory[0xC000:0xC100])
+                rec("io", pb.memory[0xFF40:0xFF4C])
+
+        assert_same(script)

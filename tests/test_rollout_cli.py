@@ -146,9 +146,14 @@ def test_make_states_and_rollouts_from_them(tmp_path, capsys):
     assert "no state timer*.state in" in out
     # The state is PyBoy's frame 120: emurust continues it identically with other buttons.
     assert main(["verify", "rollout", DODGE, "--start-state", str(states / "dodge-f120-holds-s9.state"), "--frames", "60", "--quiet", "--seed", "2"]) == 0
-    # A CGB-flagged ROM is refused under --cgb auto (PyBoy would save a Game Boy Color state).
-    assert main(["verify", "make-states", _cgb_rom(tmp_path), "--frames", "10", "--out", str(states)]) == 2
-    assert "--cgb off" in capsys.readouterr().err
+    # A CGB-flagged ROM: PyBoy saves a Game Boy Color state, and emurust continues it exactly.
+    cgb_states = tmp_path / "cgb_states"
+    colour = _cgb_rom(tmp_path)
+    assert main(["verify", "make-states", colour, "--frames", "30", "--out", str(cgb_states)]) == 0
+    (cgb_state,) = cgb_states.iterdir()
+    capsys.readouterr()
+    assert main(["verify", "rollout", colour, "--start-state", str(cgb_state), "--frames", "40", "--quiet"]) == 0
+    assert capsys.readouterr().out.strip() == "identical: 40 frames"
 
 
 def test_bad_arguments(tmp_path, capsys):

@@ -30,7 +30,7 @@ def _args(tmp, *extra):
 
     p = argparse.ArgumentParser()
     _add_arguments(p)
-    return p.parse_args(TINY + ["--logdir", str(tmp)] + list(extra))
+    return p.parse_args(TINY + ["--logdir", str(tmp), "--eval-episodes", "2"] + list(extra))
 
 
 @pytest.fixture(scope="module")

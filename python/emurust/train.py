@@ -100,10 +100,6 @@ def task_config(args: argparse.Namespace) -> dict:
     }
 
 
-class TaskObs:  # becomes an SB3 VecEnvWrapper in make_venv (SB3 is an optional dependency)
-    pass
-
-
 def make_venv(cfg: dict, num_envs: int, *, num_threads: Optional[int] = None, frames: bool = False):
     """The environments of task `cfg`, as the policy sees them: ``EmurustVecEnv`` -> policy
     observations (RAM features or pixels; ``info["score"]`` = the game's score at the end of each

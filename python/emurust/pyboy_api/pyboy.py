@@ -248,7 +248,7 @@ class PyBoy:
             with open(bootrom, "rb") as f:
                 boot = f.read()
         else:
-            boot = _bridge.default_boot_rom(cart_cgb if cgb is None else bool(cgb))
+            boot = None  # PyBoy's own boot ROM for the mode chosen below
         boot_is_cgb = boot is not None and len(boot) > 0x100
         if cgb is None:
             self._cgb = boot_is_cgb if bootrom is not None else cart_cgb
@@ -256,6 +256,8 @@ class PyBoy:
             self._cgb = bool(cgb)
             if bootrom is not None and boot_is_cgb != self._cgb:
                 raise PyBoyInvalidOperationException("Invalid bootrom for emulation-mode")
+        if bootrom is None:
+            boot = _bridge.default_boot_rom(self._cgb)
         sample_rate = 48000 if sound_sample_rate is None else sound_sample_rate
         if sample_rate <= 0:
             raise ValueError("Sound sample rate must be positive")

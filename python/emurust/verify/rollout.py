@@ -619,10 +619,10 @@ def add_make_states_parser(sub) -> None:
         description="Run a ROM on PyBoy 2.8.1 with a button policy and save .state files at the given frames, "
         "named ROMNAME-fFRAME-POLICY-sSEED.state.",
     )
-    p.add_argument("rom")
+    p.add_argument("rom", metavar="ROM", help="the .gb/.gbc file to run on PyBoy")
     p.add_argument("--frames", default="600,1800", help="comma-separated frame numbers (default 600,1800)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--policy", choices=POLICIES, default="random")
+    p.add_argument("--seed", type=int, default=0, help="seed of the button schedule")
+    p.add_argument("--policy", choices=POLICIES, default="random", help="buttons: random presses (default), long holds, or menu mashing")
     p.add_argument("--cgb", choices=("auto", "on", "off"), default="auto", help="PyBoy's hardware: auto (its choice from the header), on (Game Boy Color), off (DMG)")
-    p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for the .state files (created if missing)")
     p.set_defaults(func=_make_states_main)
