@@ -30,8 +30,15 @@ fn main() {
         }
     }
     let data = std::fs::read(&rom).unwrap_or_else(|e| panic!("{rom}: {e}"));
-    let mut gb = emurust_core::GameBoy::with_options(data.into(), None, Options { sound, ..Options::default() })
-        .unwrap_or_else(|e| panic!("{e}"));
+    let mut gb = emurust_core::GameBoy::with_options(
+        data.into(),
+        None,
+        Options {
+            sound,
+            ..Options::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let t = Instant::now();
     for _ in 0..frames {
         gb.run_frame(render, sample && sound.emulated);

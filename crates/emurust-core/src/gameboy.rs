@@ -108,12 +108,7 @@ pub struct SystemBus {
 }
 
 impl SystemBus {
-    fn new(
-        cart: Cartridge,
-        boot_rom: Option<Arc<[u8]>>,
-        cgb: bool,
-        sound: SoundOptions,
-    ) -> Self {
+    fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>, cgb: bool, sound: SoundOptions) -> Self {
         let cgb_mode = cgb && cart.header().cgb_flag & 0x80 != 0;
         let boot_rom_big = boot_rom.as_ref().is_some_and(|b| b.len() >= 0x900);
         let mut lcd = Lcd::new();
@@ -698,7 +693,11 @@ impl GameBoy {
             if !ok {
                 return Err(CoreError::BootRom(format!(
                     "a boot ROM is 256 bytes ({}), this one is {}",
-                    if cgb { "or 2304 for the Game Boy Color" } else { "DMG" },
+                    if cgb {
+                        "or 2304 for the Game Boy Color"
+                    } else {
+                        "DMG"
+                    },
                     b.len()
                 )));
             }
@@ -1164,13 +1163,22 @@ impl GameBoy {
     /// Restore a state made by [`save_state`](Self::save_state) for the same ROM. On error the
     /// machine is left exactly as it was.
     pub fn load_state(&mut self, data: &[u8]) -> Result<(), CoreError> {
-        if data.len() >= 8 && (&data[..8] == Self::STATE_MAGIC || &data[..8] == Self::STATE_MAGIC_CGB)
+        if data.len() >= 8
+            && (&data[..8] == Self::STATE_MAGIC || &data[..8] == Self::STATE_MAGIC_CGB)
             && &data[..8] != self.state_magic()
         {
             return Err(CoreError::State(format!(
                 "the state was saved on {} hardware, this emulator runs {}",
-                if self.bus.cgb { "DMG" } else { "Game Boy Color" },
-                if self.bus.cgb { "Game Boy Color" } else { "DMG" },
+                if self.bus.cgb {
+                    "DMG"
+                } else {
+                    "Game Boy Color"
+                },
+                if self.bus.cgb {
+                    "Game Boy Color"
+                } else {
+                    "DMG"
+                },
             )));
         }
         if data.len() < 16 || &data[..8] != self.state_magic() {

@@ -116,79 +116,82 @@ mod tests {
 
     #[test]
     fn frame_start_agrees_with_the_snapshot() {
-      for (cgb, colour, frame_start) in HARDWARE {
-        let gb = postboot_on(SoundOptions::default(), cgb, colour);
-        let apu = &gb.bus.apu;
-        let now = gb.bus.cycles;
-        assert!(frame_start < now && now - frame_start < 70224, "{cgb:?} {colour}");
-        let (next, n) = sample_targets(
-            SoundOptions::default().cycles_per_sample(),
-            frame_start,
-            now,
-        );
-        let mut w = crate::state::StateWriter::new();
-        apu.save_pyboy(&mut w);
-        let next_saved = f64::from_le_bytes(
-            w.buf[25 + SoundOptions::default().sample_buffer_len()..][..8]
-                .try_into()
-                .unwrap(),
-        );
-        assert_eq!(next, next_saved, "{cgb:?} {colour}");
-        assert_eq!(2 * n, apu.samples().len(), "{cgb:?} {colour}");
-        assert!(n > 700);
-      }
+        for (cgb, colour, frame_start) in HARDWARE {
+            let gb = postboot_on(SoundOptions::default(), cgb, colour);
+            let apu = &gb.bus.apu;
+            let now = gb.bus.cycles;
+            assert!(
+                frame_start < now && now - frame_start < 70224,
+                "{cgb:?} {colour}"
+            );
+            let (next, n) = sample_targets(
+                SoundOptions::default().cycles_per_sample(),
+                frame_start,
+                now,
+            );
+            let mut w = crate::state::StateWriter::new();
+            apu.save_pyboy(&mut w);
+            let next_saved = f64::from_le_bytes(
+                w.buf[25 + SoundOptions::default().sample_buffer_len()..][..8]
+                    .try_into()
+                    .unwrap(),
+            );
+            assert_eq!(next, next_saved, "{cgb:?} {colour}");
+            assert_eq!(2 * n, apu.samples().len(), "{cgb:?} {colour}");
+            assert!(n > 700);
+        }
     }
 
     #[test]
     fn other_options_convert_the_sound_unit_only() {
-      for (cgb, colour, frame_start) in HARDWARE {
-        let base = postboot_on(SoundOptions::default(), cgb, colour);
-        for sound in [
-            SoundOptions {
-                emulated: false,
-                sample_rate: 48000,
-            },
-            SoundOptions {
-                emulated: true,
-                sample_rate: 22050,
-            },
-            SoundOptions {
-                emulated: true,
-                sample_rate: 44100,
-            },
-            SoundOptions {
-                emulated: true,
-                sample_rate: 1,
-            },
-            SoundOptions {
-                emulated: true,
-                sample_rate: 4_194_304,
-            },
-        ] {
-            let gb = postboot_on(sound, cgb, colour);
-            assert_eq!(gb.is_cgb(), cgb == Some(true));
-            assert_eq!(gb.bus.apu.options(), sound);
-            assert_eq!(gb.bus.cycles, base.bus.cycles);
-            assert_eq!(gb.registers(), base.registers());
-            let s = gb.bus.apu.samples();
-            assert!(s.iter().all(|&v| v == 0));
-            if sound.emulated {
-                let expect = ((gb.bus.cycles - frame_start) as f64
-                    / sound.cycles_per_sample()) as usize;
-                let got = s.len() / 2;
-                assert!(
-                    got.abs_diff(expect) <= 1 || got == sound.samples_per_frame() + 1,
-                    "{sound:?}: {got} samples, about {expect} expected"
-                );
-                for addr in 0xFF10..0xFF40 {
-                    assert_eq!(gb.bus.peek(addr), base.bus.peek(addr), "{addr:04X}");
+        for (cgb, colour, frame_start) in HARDWARE {
+            let base = postboot_on(SoundOptions::default(), cgb, colour);
+            for sound in [
+                SoundOptions {
+                    emulated: false,
+                    sample_rate: 48000,
+                },
+                SoundOptions {
+                    emulated: true,
+                    sample_rate: 22050,
+                },
+                SoundOptions {
+                    emulated: true,
+                    sample_rate: 44100,
+                },
+                SoundOptions {
+                    emulated: true,
+                    sample_rate: 1,
+                },
+                SoundOptions {
+                    emulated: true,
+                    sample_rate: 4_194_304,
+                },
+            ] {
+                let gb = postboot_on(sound, cgb, colour);
+                assert_eq!(gb.is_cgb(), cgb == Some(true));
+                assert_eq!(gb.bus.apu.options(), sound);
+                assert_eq!(gb.bus.cycles, base.bus.cycles);
+                assert_eq!(gb.registers(), base.registers());
+                let s = gb.bus.apu.samples();
+                assert!(s.iter().all(|&v| v == 0));
+                if sound.emulated {
+                    let expect =
+                        ((gb.bus.cycles - frame_start) as f64 / sound.cycles_per_sample()) as usize;
+                    let got = s.len() / 2;
+                    assert!(
+                        got.abs_diff(expect) <= 1 || got == sound.samples_per_frame() + 1,
+                        "{sound:?}: {got} samples, about {expect} expected"
+                    );
+                    for addr in 0xFF10..0xFF40 {
+                        assert_eq!(gb.bus.peek(addr), base.bus.peek(addr), "{addr:04X}");
+                    }
+                } else {
+                    assert!(s.is_empty());
+                    assert!((0xFF10..0xFF40).all(|a| gb.bus.peek(a) == 0));
+                    assert_eq!(gb.bus.apu.cycles_to_interrupt(), crate::apu::MAX_CYCLES);
                 }
-            } else {
-                assert!(s.is_empty());
-                assert!((0xFF10..0xFF40).all(|a| gb.bus.peek(a) == 0));
-                assert_eq!(gb.bus.apu.cycles_to_interrupt(), crate::apu::MAX_CYCLES);
             }
         }
-      }
     }
 }

@@ -256,7 +256,9 @@ fn load_wave(r: &mut StateReader, cgb: bool) -> Result<Wave, CoreError> {
     let sample_pos = r.i64()?;
     if cgb {
         if !(0..32).contains(&sample_pos) {
-            return Err(err(format!("CH3 sample position {sample_pos} out of range")));
+            return Err(err(format!(
+                "CH3 sample position {sample_pos} out of range"
+            )));
         }
         c.sample_pos = sample_pos as u8;
     } else if sample_pos != pos {
@@ -494,9 +496,12 @@ mod tests {
             w.buf.len(),
             pyboy_sound_section_len(SoundOptions::default())
         );
-        let mut b =
-            Apu::load_pyboy(&mut StateReader::new(&w.buf), SoundOptions::default(), false)
-                .unwrap();
+        let mut b = Apu::load_pyboy(
+            &mut StateReader::new(&w.buf),
+            SoundOptions::default(),
+            false,
+        )
+        .unwrap();
         let mut w2 = StateWriter::new();
         b.save_pyboy(&mut w2);
         assert_eq!(w.buf, w2.buf);
@@ -524,6 +529,8 @@ mod tests {
         let mut bad = w.buf.clone();
         bad[24 + d.sample_buffer_len()] = 1; // speed shift
         assert!(Apu::load_pyboy(&mut StateReader::new(&bad), d, false).is_err());
-        assert!(Apu::load_pyboy(&mut StateReader::new(&w.buf[..w.buf.len() - 1]), d, false).is_err());
+        assert!(
+            Apu::load_pyboy(&mut StateReader::new(&w.buf[..w.buf.len() - 1]), d, false).is_err()
+        );
     }
 }

@@ -638,7 +638,12 @@ fn not_emulated_is_pyboys_sound_off() {
     let mut a = Apu::new(off);
     assert_eq!(a.cycles_to_interrupt(), MAX_CYCLES);
     a.write(0xFF26, 0x80, 100, 0);
-    for (addr, v) in [(0xFF12u16, 0xF0u8), (0xFF14, 0x87), (0xFF30, 0x12), (0xFF24, 0x77)] {
+    for (addr, v) in [
+        (0xFF12u16, 0xF0u8),
+        (0xFF14, 0x87),
+        (0xFF30, 0x12),
+        (0xFF24, 0x77),
+    ] {
         a.write(addr, v, 200, 0);
     }
     for addr in 0xFF10..0xFF40 {
@@ -677,7 +682,10 @@ fn other_sample_rates() {
         };
         let mut a = Apu::new(opts);
         let mut b = Apu::new(SoundOptions::default());
-        assert_eq!(a.cycles_to_interrupt(), ceil_cycles(opts.cycles_per_sample().min(8192.0)));
+        assert_eq!(
+            a.cycles_to_interrupt(),
+            ceil_cycles(opts.cycles_per_sample().min(8192.0))
+        );
         for apu in [&mut a, &mut b] {
             apu.write(0xFF26, 0x80, 40, 0);
             apu.write(0xFF25, 0xFF, 44, 0);
@@ -699,6 +707,9 @@ fn other_sample_rates() {
         }
         // (the samples of the first 52 cycles, before the first clear, are not counted)
         let expect = ((30.0 * 70224.0 - 52.0) / opts.cycles_per_sample()) as usize;
-        assert!(total.abs_diff(expect) <= 1, "{rate} Hz: {total} samples, {expect} expected");
+        assert!(
+            total.abs_diff(expect) <= 1,
+            "{rate} Hz: {total} samples, {expect} expected"
+        );
     }
 }

@@ -82,10 +82,12 @@ impl GameBoy {
     /// Byte length of a PyBoy 2.8.1 state of this cartridge.
     pub fn pyboy_state_len(&self) -> usize {
         let cgb_extra = if self.bus.cgb {
-            HDMA_LEN
-                + 0x8000
-                - WRAM_LEN
-                + if self.bus.lcd.is_colour() { crate::lcd::PYBOY_LCD_CGB_EXTRA_LEN } else { 0 }
+            HDMA_LEN + 0x8000 - WRAM_LEN
+                + if self.bus.lcd.is_colour() {
+                    crate::lcd::PYBOY_LCD_CGB_EXTRA_LEN
+                } else {
+                    0
+                }
         } else {
             0
         };
@@ -108,7 +110,11 @@ impl GameBoy {
     /// Byte offset of the renderer section (the screen: per pixel RGBA and a colour-0 flag)
     /// in a PyBoy 2.8.1 state.
     pub fn pyboy_renderer_offset(&self) -> usize {
-        HEADER_LEN + CPU_LEN + DMA_LEN + PYBOY_LCD_SECTION_LEN + pyboy_sound_section_len(self.bus.apu.options())
+        HEADER_LEN
+            + CPU_LEN
+            + DMA_LEN
+            + PYBOY_LCD_SECTION_LEN
+            + pyboy_sound_section_len(self.bus.apu.options())
     }
 
     /// The machine as a PyBoy 2.8.1 save state (what `PyBoy.save_state` writes), which
@@ -210,7 +216,9 @@ impl GameBoy {
         if data.len() >= HEADER_LEN {
             let state_cgb = data[5] != 0;
             if !state_cgb && data[2..5].iter().any(|&v| v != 0) {
-                return Err(state_err("PyBoy state with CGB registers set on DMG hardware"));
+                return Err(state_err(
+                    "PyBoy state with CGB registers set on DMG hardware",
+                ));
             }
             if state_cgb != cgb {
                 return Err(state_err(format!(
@@ -355,7 +363,9 @@ impl GameBoy {
         lcd.load_pyboy_lcd(&mut r)?;
         let apu = Apu::load_pyboy(&mut r, self.bus.apu.options(), cgb)?;
         if apu.speed_shift != lcd.speed_shift {
-            return Err(state_err("PyBoy state: LCD and sound disagree on the double speed"));
+            return Err(state_err(
+                "PyBoy state: LCD and sound disagree on the double speed",
+            ));
         }
         lcd.load_pyboy_renderer(&mut r)?;
         bus.lcd = lcd;
@@ -549,44 +559,43 @@ mod tests {
             },
         ];
         for sound in sounds {
-          for (rom, cgb) in [(colour.clone(), None), (test_rom(), Some(true))] {
-            let options = crate::gameboy::Options { cgb, sound };
-            let mut a = GameBoy::with_options(rom.clone(), None, options).unwrap();
-            assert!(a.is_cgb());
-            a.tick(30, true, true);
-            let s = a.save_pyboy_state();
-            assert_eq!(s.len(), a.pyboy_state_len());
-            let mut b = GameBoy::with_options(rom.clone(), None, options).unwrap();
-            b.load_pyboy_state(&s).unwrap();
-            let first_diff = |x: &[u8], y: &[u8]| {
-                (x.len(), x.iter().zip(y).position(|(p, q)| p != q))
-            };
-            assert_eq!(first_diff(&b.save_pyboy_state(), &s), (s.len(), None));
-            for _ in 0..60 {
-                a.tick(1, true, true);
-                b.tick(1, true, true);
-                let (sa, sb) = (a.save_pyboy_state(), b.save_pyboy_state());
-                assert_eq!(first_diff(&sa, &sb), (sa.len(), None));
-                assert_eq!(a.bus.apu.samples(), b.bus.apu.samples());
+            for (rom, cgb) in [(colour.clone(), None), (test_rom(), Some(true))] {
+                let options = crate::gameboy::Options { cgb, sound };
+                let mut a = GameBoy::with_options(rom.clone(), None, options).unwrap();
+                assert!(a.is_cgb());
+                a.tick(30, true, true);
+                let s = a.save_pyboy_state();
+                assert_eq!(s.len(), a.pyboy_state_len());
+                let mut b = GameBoy::with_options(rom.clone(), None, options).unwrap();
+                b.load_pyboy_state(&s).unwrap();
+                let first_diff =
+                    |x: &[u8], y: &[u8]| (x.len(), x.iter().zip(y).position(|(p, q)| p != q));
+                assert_eq!(first_diff(&b.save_pyboy_state(), &s), (s.len(), None));
+                for _ in 0..60 {
+                    a.tick(1, true, true);
+                    b.tick(1, true, true);
+                    let (sa, sb) = (a.save_pyboy_state(), b.save_pyboy_state());
+                    assert_eq!(first_diff(&sa, &sb), (sa.len(), None));
+                    assert_eq!(a.bus.apu.samples(), b.bus.apu.samples());
+                }
+                // Not into DMG hardware.
+                let mut d = GameBoy::with_options(
+                    rom.clone(),
+                    None,
+                    crate::gameboy::Options {
+                        cgb: Some(false),
+                        sound,
+                    },
+                )
+                .unwrap();
+                assert!(d.load_pyboy_state(&s).is_err());
+                assert!(b.load_pyboy_state(&d.save_pyboy_state()).is_err());
+                // Not at another sample rate.
+                if sound.sample_rate != 48000 {
+                    let mut e = GameBoy::with_hardware(rom, None, cgb).unwrap();
+                    assert!(e.load_pyboy_state(&s).is_err());
+                }
             }
-            // Not into DMG hardware.
-            let mut d = GameBoy::with_options(
-                rom.clone(),
-                None,
-                crate::gameboy::Options {
-                    cgb: Some(false),
-                    sound,
-                },
-            )
-            .unwrap();
-            assert!(d.load_pyboy_state(&s).is_err());
-            assert!(b.load_pyboy_state(&d.save_pyboy_state()).is_err());
-            // Not at another sample rate.
-            if sound.sample_rate != 48000 {
-                let mut e = GameBoy::with_hardware(rom, None, cgb).unwrap();
-                assert!(e.load_pyboy_state(&s).is_err());
-            }
-          }
         }
     }
 
