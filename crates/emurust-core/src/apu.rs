@@ -703,7 +703,13 @@ impl Apu {
                     if let Some(sweep) = sweep {
                         sweep.trigger(pulse, was_on);
                         if was_on {
-                            pulse.countdown += if !sweep.active { 2 } else if check_pending { 2 } else { 6 };
+                            pulse.countdown += if !sweep.active {
+                                2
+                            } else if check_pending {
+                                2
+                            } else {
+                                6
+                            };
                         } else {
                             pulse.suppressed = true;
                             pulse.countdown += 8;

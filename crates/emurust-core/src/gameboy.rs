@@ -651,13 +651,21 @@ impl GameBoy {
         cgb: Option<bool>,
     ) -> Result<GameBoy, CoreError> {
         let cart = Cartridge::from_rom(rom)?;
-        let cgb = select_hardware(cart.header().cgb_flag, boot_rom.as_ref().map(|b| b.len()), cgb)?;
+        let cgb = select_hardware(
+            cart.header().cgb_flag,
+            boot_rom.as_ref().map(|b| b.len()),
+            cgb,
+        )?;
         if let Some(b) = &boot_rom {
             let ok = b.len() == 0x100 || (cgb && b.len() == 0x900);
             if !ok {
                 return Err(CoreError::BootRom(format!(
                     "a boot ROM is 256 bytes ({}), this one is {}",
-                    if cgb { "or 2304 for the Game Boy Color" } else { "DMG" },
+                    if cgb {
+                        "or 2304 for the Game Boy Color"
+                    } else {
+                        "DMG"
+                    },
                     b.len()
                 )));
             }
@@ -1104,13 +1112,22 @@ impl GameBoy {
     /// Restore a state made by [`save_state`](Self::save_state) for the same ROM. On error the
     /// machine is left exactly as it was.
     pub fn load_state(&mut self, data: &[u8]) -> Result<(), CoreError> {
-        if data.len() >= 8 && (&data[..8] == Self::STATE_MAGIC || &data[..8] == Self::STATE_MAGIC_CGB)
+        if data.len() >= 8
+            && (&data[..8] == Self::STATE_MAGIC || &data[..8] == Self::STATE_MAGIC_CGB)
             && &data[..8] != self.state_magic()
         {
             return Err(CoreError::State(format!(
                 "the state was saved on {} hardware, this emulator runs {}",
-                if self.bus.cgb { "DMG" } else { "Game Boy Color" },
-                if self.bus.cgb { "Game Boy Color" } else { "DMG" },
+                if self.bus.cgb {
+                    "DMG"
+                } else {
+                    "Game Boy Color"
+                },
+                if self.bus.cgb {
+                    "Game Boy Color"
+                } else {
+                    "DMG"
+                },
             )));
         }
         if data.len() < 16 || &data[..8] != self.state_magic() {
@@ -1220,7 +1237,11 @@ impl GameBoy {
         let resume_frame = r.bool()?;
         let frames = r.u64()?;
 
-        let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone(), self.bus.cgb);
+        let mut bus = SystemBus::new(
+            self.bus.cart.clone(),
+            self.bus.boot_rom.clone(),
+            self.bus.cgb,
+        );
         bus.cycles = r.u64()?;
         bus.if_reg = r.u8()? & 0x1F;
         bus.ie_reg = r.u8()?;

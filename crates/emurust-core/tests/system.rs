@@ -128,7 +128,10 @@ fn a_write_to_ly_does_not_end_the_cpu_slice() {
     let after_unmapped = dma_bytes_copied_before_refill(0x4C);
     eprintln!("old bytes: SCY {after_scy}, LY {after_ly}, FF4C {after_unmapped}");
     assert!(after_scy > after_ly, "SCY {after_scy}, LY {after_ly}");
-    assert_eq!(after_ly, after_unmapped, "LY behaves like an unmapped register");
+    assert_eq!(
+        after_ly, after_unmapped,
+        "LY behaves like an unmapped register"
+    );
 }
 
 #[test]
@@ -138,12 +141,24 @@ fn the_memory_view_of_oam_reads_ff_while_a_started_dma_runs() {
     let mut gb = GameBoy::new(rom_with(&[0x18, 0xFE]), None).unwrap();
     gb.bus.lcd.oam[0] = 0x5A;
     gb.bus.poke(0xFF46, 0xC0);
-    assert_eq!(gb.bus.peek(0xFE00), 0x5A, "the transfer starts 12 cycles after the write");
+    assert_eq!(
+        gb.bus.peek(0xFE00),
+        0x5A,
+        "the transfer starts 12 cycles after the write"
+    );
     gb.bus.cycles += 12;
     assert_eq!(gb.bus.peek(0xFE00), 0xFF);
     assert_eq!(gb.bus.peek(0xFE9F), 0xFF);
-    assert_eq!(gb.bus.peek(0xFEA0), 0x00, "the area after OAM is not affected");
+    assert_eq!(
+        gb.bus.peek(0xFEA0),
+        0x00,
+        "the area after OAM is not affected"
+    );
     gb.tick(1, false, false);
-    assert_eq!(gb.bus.peek(0xFE00), gb.bus.peek(0xC000), "the copy, once it has ended");
+    assert_eq!(
+        gb.bus.peek(0xFE00),
+        gb.bus.peek(0xC000),
+        "the copy, once it has ended"
+    );
     assert_eq!(gb.bus.peek(0xFE00), gb.bus.lcd.oam[0]);
 }

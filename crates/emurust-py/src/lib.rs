@@ -112,8 +112,10 @@ impl PyGameBoy {
             Some(b) => Some(load_bytes(b, "boot ROM")?.into()),
             None => None,
         };
-        let gb = guarded("power-on", || CoreGameBoy::with_hardware(rom_bytes, boot, cgb))?
-            .map_err(to_py)?;
+        let gb = guarded("power-on", || {
+            CoreGameBoy::with_hardware(rom_bytes, boot, cgb)
+        })?
+        .map_err(to_py)?;
         Ok(PyGameBoy { gb: Box::new(gb) })
     }
 
@@ -262,12 +264,14 @@ impl PyGameBoy {
             0x0000..=0x7FFF => self.read_rom_bank(bank, addr),
             0xA000..=0xBFFF => {
                 let ram = self.gb.bus.cart.ram();
-                ram.get(bank * 0x2000 + (addr as usize - 0xA000)).copied().ok_or_else(|| {
-                    PyValueError::new_err(format!(
+                ram.get(bank * 0x2000 + (addr as usize - 0xA000))
+                    .copied()
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
                         "cartridge RAM bank {bank} does not exist (this cartridge has {} banks)",
                         ram.len() / 0x2000
                     ))
-                })
+                    })
             }
             0x8000..=0x9FFF => match bank {
                 0 => Ok(self.gb.bus.lcd.vram[addr as usize - 0x8000]),
@@ -296,7 +300,9 @@ impl PyGameBoy {
     /// Game Boy Color: VRAM bank 1 (8 KiB), whatever bank the CPU sees.
     fn vram_bank1<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         if !self.gb.is_cgb() {
-            return Err(PyValueError::new_err("VRAM bank 1 exists on Game Boy Color hardware only"));
+            return Err(PyValueError::new_err(
+                "VRAM bank 1 exists on Game Boy Color hardware only",
+            ));
         }
         Ok(PyBytes::new(py, &self.gb.bus.lcd.cgb.vram1))
     }
@@ -305,7 +311,9 @@ impl PyGameBoy {
     /// CPU sees.
     fn wram_banks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         if !self.gb.is_cgb() {
-            return Err(PyValueError::new_err("work RAM banks exist on Game Boy Color hardware only"));
+            return Err(PyValueError::new_err(
+                "work RAM banks exist on Game Boy Color hardware only",
+            ));
         }
         Ok(PyBytes::new(py, &self.gb.bus.wram_all()))
     }
@@ -798,8 +806,10 @@ fn _postboot_snapshot<'py>(
     boot_rom: Vec<u8>,
     cgb: Option<bool>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let snap = guarded("boot", || CoreGameBoy::postboot_snapshot_for(boot_rom.into(), cgb))?
-        .map_err(to_py)?;
+    let snap = guarded("boot", || {
+        CoreGameBoy::postboot_snapshot_for(boot_rom.into(), cgb)
+    })?
+    .map_err(to_py)?;
     Ok(PyBytes::new(py, &snap))
 }
 

@@ -281,7 +281,14 @@ impl Pulse {
 
     pub fn read(&self, reg: u8) -> u8 {
         match reg {
-            1 => (if self.duty_pending { self.pending_duty } else { self.duty }) << 6 | 0x3F,
+            1 => {
+                (if self.duty_pending {
+                    self.pending_duty
+                } else {
+                    self.duty
+                }) << 6
+                    | 0x3F
+            }
             2 => self.env.reg(),
             4 => (self.length.enabled as u8) << 6 | 0xBF,
             _ => 0xFF,
@@ -362,7 +369,8 @@ impl Pulse {
     #[inline]
     pub fn settle(&mut self) {
         if self.pending != 0 {
-            let (countdown, edges) = run_timer(self.countdown, self.pending as i64, self.step_cycles);
+            let (countdown, edges) =
+                run_timer(self.countdown, self.pending as i64, self.step_cycles);
             self.countdown = countdown;
             if edges > 0 {
                 self.step = ((self.step as i64 + edges) & 7) as u8;
@@ -486,7 +494,11 @@ impl Sweep {
     pub fn trigger(&mut self, ch: &mut Pulse, was_on: bool) {
         let pending = self.check_delay;
         self.calc_delay = 0;
-        self.restart_hold = if self.cgb && was_on && self.shift == 0 { 9 } else { 0 };
+        self.restart_hold = if self.cgb && was_on && self.shift == 0 {
+            9
+        } else {
+            0
+        };
         if pending != 0 {
             self.check_delay = pending + 8;
         }
@@ -805,11 +817,7 @@ impl Wave {
         }
         let pos = if self.cgb { self.sample_pos } else { self.pos };
         let byte = self.ram[pos as usize / 2];
-        let nibble = if pos & 1 == 0 {
-            byte >> 4
-        } else {
-            byte & 0x0F
-        };
+        let nibble = if pos & 1 == 0 { byte >> 4 } else { byte & 0x0F };
         (nibble >> self.level_shift) as i64
     }
 
@@ -1084,7 +1092,13 @@ impl Noise {
                         c -= 2;
                     }
                 } else if d != 0 {
-                    c -= if self.alignment & 2 != 0 { 2 } else if d > 1 { 4 } else { 0 };
+                    c -= if self.alignment & 2 != 0 {
+                        2
+                    } else if d > 1 {
+                        4
+                    } else {
+                        0
+                    };
                 }
                 self.counter_countdown = c * 2;
             } else {
@@ -1178,7 +1192,11 @@ mod tests {
         }
         let mut cycles = cycles as i64;
         let period = NOISE_DIVISORS[n.divisor as usize] >> 1;
-        let mut countdown = if n.counter_countdown != 0 { n.counter_countdown } else { period };
+        let mut countdown = if n.counter_countdown != 0 {
+            n.counter_countdown
+        } else {
+            period
+        };
         let mask = 1u32 << n.clock_shift;
         while cycles >= countdown {
             cycles -= countdown;

@@ -252,7 +252,9 @@ fn load_wave(r: &mut StateReader, cgb: bool) -> Result<Wave, CoreError> {
     let sample_pos = r.i64()?;
     if cgb {
         if !(0..32).contains(&sample_pos) {
-            return Err(err(format!("CH3 sample position {sample_pos} out of range")));
+            return Err(err(format!(
+                "CH3 sample position {sample_pos} out of range"
+            )));
         }
         c.sample_pos = sample_pos as u8;
     } else if sample_pos != pos {

@@ -204,11 +204,19 @@ fn debug_read_is_pyboys_memory_view() {
     for now in [4102u64, 8197, 8198, 8199, 12294] {
         let mut d = a.clone();
         assert_eq!(a.debug_read(0xFF26, now), d.read(0xFF26, now));
-        assert_eq!(a.debug_read(0xFF3A, now), c.clone().read(0xFF3A, now), "at {now}");
+        assert_eq!(
+            a.debug_read(0xFF3A, now),
+            c.clone().read(0xFF3A, now),
+            "at {now}"
+        );
     }
     c.tick(8197);
     assert_eq!(c.peek(0xFF30), 0x11, "second fetch: byte 1, window open");
-    assert_eq!(a.debug_read(0xFF30, 8197), 0x11, "a lagging APU: the catch-up's window");
+    assert_eq!(
+        a.debug_read(0xFF30, 8197),
+        0x11,
+        "a lagging APU: the catch-up's window"
+    );
     // Silent CH3: wave RAM is free, and shown as is.
     a.write(0xFF1A, 0x00, 9000, 0);
     assert_eq!(a.debug_read(0xFF35, 9000), 0x55);

@@ -82,10 +82,12 @@ impl GameBoy {
     /// Byte length of a PyBoy 2.8.1 state of this cartridge.
     pub fn pyboy_state_len(&self) -> usize {
         let cgb_extra = if self.bus.cgb {
-            HDMA_LEN
-                + 0x8000
-                - WRAM_LEN
-                + if self.bus.lcd.is_colour() { crate::lcd::PYBOY_LCD_CGB_EXTRA_LEN } else { 0 }
+            HDMA_LEN + 0x8000 - WRAM_LEN
+                + if self.bus.lcd.is_colour() {
+                    crate::lcd::PYBOY_LCD_CGB_EXTRA_LEN
+                } else {
+                    0
+                }
         } else {
             0
         };
@@ -210,7 +212,9 @@ impl GameBoy {
         if data.len() >= HEADER_LEN {
             let state_cgb = data[5] != 0;
             if !state_cgb && data[2..5].iter().any(|&v| v != 0) {
-                return Err(state_err("PyBoy state with CGB registers set on DMG hardware"));
+                return Err(state_err(
+                    "PyBoy state with CGB registers set on DMG hardware",
+                ));
             }
             if state_cgb != cgb {
                 return Err(state_err(format!(
@@ -295,7 +299,11 @@ impl GameBoy {
             return Err(state_err("PyBoy CPU: negative cycle count"));
         }
 
-        let mut bus = SystemBus::new(self.bus.cart.clone(), self.bus.boot_rom.clone(), self.bus.cgb);
+        let mut bus = SystemBus::new(
+            self.bus.cart.clone(),
+            self.bus.boot_rom.clone(),
+            self.bus.cgb,
+        );
         bus.cycles = cycles;
         bus.ie_reg = ie;
         bus.if_reg = if_reg & 0x1F;
@@ -333,7 +341,9 @@ impl GameBoy {
         lcd.load_pyboy_lcd(&mut r)?;
         let apu = Apu::load_pyboy(&mut r, cgb)?;
         if apu.speed_shift != lcd.speed_shift {
-            return Err(state_err("PyBoy state: LCD and sound disagree on the double speed"));
+            return Err(state_err(
+                "PyBoy state: LCD and sound disagree on the double speed",
+            ));
         }
         lcd.load_pyboy_renderer(&mut r)?;
         bus.lcd = lcd;
@@ -523,9 +533,8 @@ mod tests {
             assert_eq!(s.len(), a.pyboy_state_len());
             let mut b = GameBoy::with_hardware(rom.clone(), None, cgb).unwrap();
             b.load_pyboy_state(&s).unwrap();
-            let first_diff = |x: &[u8], y: &[u8]| {
-                (x.len(), x.iter().zip(y).position(|(p, q)| p != q))
-            };
+            let first_diff =
+                |x: &[u8], y: &[u8]| (x.len(), x.iter().zip(y).position(|(p, q)| p != q));
             assert_eq!(first_diff(&b.save_pyboy_state(), &s), (s.len(), None));
             for _ in 0..60 {
                 a.tick(1, true, true);

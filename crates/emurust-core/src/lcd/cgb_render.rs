@@ -89,7 +89,11 @@ impl Lcd {
         let bg_row = bg_map + (my as usize >> 3) * 32;
         for x in 0..split {
             let mx = (x as u8).wrapping_add(self.scx);
-            let (c, p, pr) = self.cgb_map_pixel(bg_row + (mx as usize >> 3), (my & 7) as usize, (mx & 7) as usize);
+            let (c, p, pr) = self.cgb_map_pixel(
+                bg_row + (mx as usize >> 3),
+                (my & 7) as usize,
+                (mx & 7) as usize,
+            );
             colour[x] = c;
             rgba[x] = self.cgb.bg.rgba[(p as usize) * 4 + c as usize];
             map_priority[x] = pr;
@@ -101,7 +105,11 @@ impl Lcd {
             let win_row = win_map + (wl as usize >> 3) * 32;
             for x in split..SCREEN_W {
                 let wxp = (x as i32 - wx) as u8;
-                let (c, p, pr) = self.cgb_map_pixel(win_row + (wxp as usize >> 3), (wl & 7) as usize, (wxp & 7) as usize);
+                let (c, p, pr) = self.cgb_map_pixel(
+                    win_row + (wxp as usize >> 3),
+                    (wl & 7) as usize,
+                    (wxp & 7) as usize,
+                );
                 colour[x] = c;
                 rgba[x] = self.cgb.bg.rgba[(p as usize) * 4 + c as usize];
                 map_priority[x] = pr;
@@ -120,14 +128,23 @@ impl Lcd {
             // Lowest priority (highest OAM index) first.
             for &n in offsets[..count].iter().rev() {
                 let n = n as usize;
-                let entry = [self.oam[n], self.oam[n + 1], self.oam[n + 2], self.oam[n + 3]];
+                let entry = [
+                    self.oam[n],
+                    self.oam[n + 1],
+                    self.oam[n + 2],
+                    self.oam[n + 3],
+                ];
                 let attr = entry[3];
                 let mut tile = entry[2] as usize;
                 if tall {
                     tile &= 0xFE;
                 }
                 let dy = ly.wrapping_add(16).wrapping_sub(entry[0]);
-                let line = if attr & 0x40 != 0 { height - 1 - dy } else { dy } as usize;
+                let line = if attr & 0x40 != 0 {
+                    height - 1 - dy
+                } else {
+                    dy
+                } as usize;
                 let bank = if attr & 0x08 != 0 {
                     &self.cgb.vram1
                 } else {
@@ -209,14 +226,23 @@ impl Lcd {
             picked.sort_unstable_by(|a, b| b.cmp(a));
             for &key in picked.iter() {
                 let n = (key & 0xFF) as usize;
-                let entry = [self.oam[n], self.oam[n + 1], self.oam[n + 2], self.oam[n + 3]];
+                let entry = [
+                    self.oam[n],
+                    self.oam[n + 1],
+                    self.oam[n + 2],
+                    self.oam[n + 3],
+                ];
                 let attr = entry[3];
                 let mut tile = entry[2] as usize;
                 if tall {
                     tile &= 0xFE;
                 }
                 let dy = ly.wrapping_add(16).wrapping_sub(entry[0]);
-                let line = if attr & 0x40 != 0 { height - 1 - dy } else { dy } as usize;
+                let line = if attr & 0x40 != 0 {
+                    height - 1 - dy
+                } else {
+                    dy
+                } as usize;
                 let (reg, colours) = if attr & 0x10 != 0 {
                     (self.obp1, &COMPAT_RGBA[2])
                 } else {

@@ -41,7 +41,11 @@ impl Lcd {
         ] {
             w.u8(v);
         }
-        let opri = if self.cgb_hw { self.cgb.opri } else { OBJECT_PRIORITY_MODE };
+        let opri = if self.cgb_hw {
+            self.cgb.opri
+        } else {
+            OBJECT_PRIORITY_MODE
+        };
         for v in [self.scy, self.scx, self.wy, self.wx, opri] {
             w.u8(v);
         }
@@ -119,7 +123,9 @@ impl Lcd {
             ));
         }
         if speed_shift > 1 {
-            return Err(CoreError::State(format!("PyBoy LCD speed shift {speed_shift}")));
+            return Err(CoreError::State(format!(
+                "PyBoy LCD speed shift {speed_shift}"
+            )));
         }
         let (frame_done, first_frame, restart) = (flag(r)?, flag(r)?, flag(r)?);
         let (last_now, clock, clock_target) = (r.u64()?, r.u64()?, r.u64()?);
@@ -225,7 +231,12 @@ impl Lcd {
             }
             let attributes = r.u8()?;
             self.bg_zero[i] = attributes & if self.cgb_colour { 3 } else { 1 };
-            let px = [self.rgba[i * 4], self.rgba[i * 4 + 1], self.rgba[i * 4 + 2], self.rgba[i * 4 + 3]];
+            let px = [
+                self.rgba[i * 4],
+                self.rgba[i * 4 + 1],
+                self.rgba[i * 4 + 2],
+                self.rgba[i * 4 + 3],
+            ];
             self.shades[i] = if self.cgb_hw {
                 // The shade behind a compatibility colour (0 for colours of colour mode).
                 let word = u32::from_ne_bytes(px);
