@@ -3,6 +3,11 @@ import pathlib
 
 import pytest
 
+from emurust._triton import keep_triton_unloaded
+
+# The tests train with plain PyTorch on the CPU; loading Triton's library crashed a CI run.
+keep_triton_unloaded()
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # The SM83 vectors: the repository's copy, or the directory SM83_VECTORS names.
 VECTORS = pathlib.Path(os.environ.get("SM83_VECTORS") or ROOT / "tests" / "data" / "sm83")

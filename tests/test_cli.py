@@ -140,3 +140,27 @@ def test_installed_package_outside_the_repository(tmp_path):
 
 def emurust_cli_in(cwd, env, *args):
     return emurust(*args, cwd=cwd, env=env)
+
+
+def test_the_cli_keeps_triton_unloaded_and_torch_still_trains():
+    """`emurust` marks Triton absent (see emurust._triton); PyTorch must still run an optimiser
+    step, the path that imports torch._dynamo and, with it, Triton."""
+    code = (
+        "import sys\n"
+        "from emurust._triton import keep_triton_unloaded\n"
+        "assert keep_triton_unloaded()\n"
+        "import torch\n"
+        "w = torch.nn.Parameter(torch.ones(3))\n"
+        "opt = torch.optim.Adam([w], lr=0.1)\n"
+        "(w * w).sum().backward(); opt.step()\n"
+        "assert sys.modules['triton'] is None\n"
+        "print(round(float(w.sum()), 3))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "2.7"
+    allowed = subprocess.run(
+        [sys.executable, "-c", "from emurust._triton import keep_triton_unloaded as k; print(k())"],
+        capture_output=True, text=True, env={**os.environ, "EMURUST_ALLOW_TRITON": "1"},
+    )
+    assert allowed.stdout.strip() == "False"

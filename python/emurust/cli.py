@@ -183,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from ._triton import keep_triton_unloaded
+
+    keep_triton_unloaded()  # this process trains without compiled kernels (see _triton)
     try:
         return args.func(args)
     except UsageError as e:

@@ -900,10 +900,18 @@ fn lfsr_shift(mut lfsr: u16, short: bool, mut n: u64) -> u16 {
     lfsr
 }
 
-/// One LFSR shift as PyBoy's CGB noise channel performs it (the same shift as the DMG's).
+/// How often bit `bit` of the CGB noise channel's 14-bit counter turns from 0 to 1 while the
+/// counter steps `steps` times from `counter` (each such edge shifts the LFSR). Bit `bit` rises
+/// on reaching a value v with v mod 2^(bit+1) == 2^bit; wrapping at 2^14 keeps that pattern
+/// for bits 0-13, and bits 14-15 never rise.
 #[inline]
-fn lfsr_shift_once_cgb(lfsr: u16, short: bool) -> u16 {
-    lfsr_shift(lfsr, short, 1)
+fn counter_rising_edges(counter: u64, steps: u64, bit: u8) -> u64 {
+    if bit >= 14 {
+        return 0;
+    }
+    // Values v in 1..=x with v mod 2^(bit+1) == 2^bit.
+    let rises_up_to = |x: u64| (x + (1 << bit)) >> (bit + 1);
+    rises_up_to(counter + steps) - rises_up_to(counter)
 }
 
 /// Base divisors of the noise channel's clock (NR43 bits 0-2), in T-cycles.
@@ -1026,7 +1034,7 @@ impl Noise {
             }
         }
         if self.on && old_bit == 0 && (self.counter as u32) >> self.clock_shift & 1 != 0 {
-            self.lfsr = lfsr_shift_once_cgb(self.lfsr, self.short_mode);
+            self.lfsr = lfsr_shift(self.lfsr, self.short_mode, 1);
         }
     }
 
@@ -1037,24 +1045,30 @@ impl Noise {
         if !self.counter_running {
             return;
         }
-        let mut cycles = cycles as i64;
+        let cycles = cycles as i64;
         let period = NOISE_DIVISORS[self.divisor as usize] >> 1;
-        let mut countdown = if self.counter_countdown != 0 {
+        let countdown = if self.counter_countdown != 0 {
             self.counter_countdown
         } else {
             period
         };
-        let mask = 1u32 << self.clock_shift;
-        while cycles >= countdown {
-            cycles -= countdown;
-            countdown = period;
-            let old = self.counter as u32;
-            self.counter = (self.counter + 1) & 0x3FFF;
-            if self.on && old & mask == 0 && self.counter as u32 & mask != 0 {
-                self.lfsr = lfsr_shift_once_cgb(self.lfsr, self.short_mode);
+        if cycles < countdown {
+            self.counter_countdown = countdown - cycles;
+            return;
+        }
+        // In closed form (a frame is thousands of counter steps): `steps` increments, the
+        // last `rest` cycles into the next period.
+        let past_first = cycles - countdown;
+        let steps = 1 + past_first / period;
+        self.counter_countdown = period - past_first % period;
+        let old = self.counter as u64;
+        self.counter = ((old + steps as u64) & 0x3FFF) as u16;
+        if self.on {
+            let edges = counter_rising_edges(old, steps as u64, self.clock_shift);
+            if edges > 0 {
+                self.lfsr = lfsr_shift(self.lfsr, self.short_mode, edges);
             }
         }
-        self.counter_countdown = countdown - cycles;
     }
 
     pub fn trigger(&mut self) {
@@ -1170,6 +1184,72 @@ impl Noise {
 
 #[cfg(test)]
 mod tests {
+    /// The CGB noise counter stepped one increment at a time, as the closed form must match.
+    fn noise_cgb_reference(n: &mut Noise, cycles: u64) {
+        n.alignment = ((n.alignment as u64 + (cycles >> 1)) & 3) as u8;
+        if !n.counter_running {
+            return;
+        }
+        let mut cycles = cycles as i64;
+        let period = NOISE_DIVISORS[n.divisor as usize] >> 1;
+        let mut countdown = if n.counter_countdown != 0 {
+            n.counter_countdown
+        } else {
+            period
+        };
+        let mask = 1u32 << n.clock_shift;
+        while cycles >= countdown {
+            cycles -= countdown;
+            countdown = period;
+            let old = n.counter as u32;
+            n.counter = (n.counter + 1) & 0x3FFF;
+            if n.on && old & mask == 0 && n.counter as u32 & mask != 0 {
+                n.lfsr = lfsr_shift_once(n.lfsr, n.short_mode);
+            }
+        }
+        n.counter_countdown = countdown - cycles;
+    }
+
+    #[test]
+    fn cgb_noise_counter_in_closed_form_matches_stepping_it() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let mut a = Noise::new();
+            a.cgb = true;
+            a.counter_running = true;
+            a.on = next() % 4 != 0;
+            a.divisor = (next() % 8) as u8;
+            a.clock_shift = (next() % 16) as u8;
+            a.short_mode = next() % 2 == 0;
+            a.counter = (next() % 0x4000) as u16;
+            a.lfsr = (next() % 0x8000) as u16;
+            a.alignment = (next() % 4) as u8;
+            let period = NOISE_DIVISORS[a.divisor as usize] >> 1;
+            a.counter_countdown = (next() % (period as u64 + 1)) as i64;
+            let mut b = a.clone();
+            for _ in 0..4 {
+                let cycles = match next() % 3 {
+                    0 => next() % 8,
+                    1 => next() % 200,
+                    _ => next() % 70_000,
+                } + 1;
+                a.advance_cgb(cycles);
+                noise_cgb_reference(&mut b, cycles);
+                assert_eq!(
+                    (a.counter, a.counter_countdown, a.lfsr, a.alignment),
+                    (b.counter, b.counter_countdown, b.lfsr, b.alignment),
+                    "after {cycles} cycles"
+                );
+            }
+        }
+    }
+
     use super::*;
 
     #[test]
