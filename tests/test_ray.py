@@ -121,7 +121,17 @@ def test_gymnasium_identical_to_local_batch(mode):
 
 
 def _kill(venv, k):
-    ray.kill(venv.group.actors[k], no_restart=True)
+    """Kill actor k and wait until Ray reports it dead (ray.kill itself does not wait)."""
+    actor = venv.group.actors[k]
+    ray.kill(actor, no_restart=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.describe.remote(), timeout=5)
+        except ray.exceptions.RayActorError:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"actor {k} still answers after ray.kill")
 
 
 def test_killed_actor_is_restored_from_checkpoint_and_replayed():

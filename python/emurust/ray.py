@@ -53,6 +53,7 @@ from __future__ import annotations
 import os
 import pathlib
 import time
+import zlib
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
@@ -110,6 +111,8 @@ class BatchActor:
         self.batch = self.driver.batch
         self.num_envs = int(num_envs)
         self.offset = int(offset)
+        self.busy_s = 0.0  # time spent in step(), for the overhead measurements
+        self.steps = 0
 
     def describe(self) -> dict:
         try:
@@ -142,6 +145,7 @@ class BatchActor:
     def step(self, actions: np.ndarray, reset_mask: Optional[np.ndarray], same_step: bool, checkpoint: bool):
         """One step. ``same_step``: finished environments are reset in this call and their
         last observations returned in ``final`` ({local index: obs}), as SB3 expects."""
+        t0 = time.perf_counter()
         rewards, terminated, truncated = self.driver.step(actions, reset_mask)
         final = None
         if same_step:
@@ -150,7 +154,16 @@ class BatchActor:
                 final = {int(i): self.driver.obs_of(int(i)) for i in np.flatnonzero(done)}
                 self.driver.reset(done)
         states = self.save_states() if checkpoint else None
+        self.busy_s += time.perf_counter() - t0
+        self.steps += 1
         return self._obs(), rewards, terminated, truncated, final, states
+
+    def timing(self, clear: bool = False) -> tuple[float, int]:
+        """(seconds spent in step, steps) since the start or the last clear."""
+        out = (self.busy_s, self.steps)
+        if clear:
+            self.busy_s, self.steps = 0.0, 0
+        return out
 
     def replay(self, log: list) -> int:
         """Steps again the logged ``(actions, reset_mask, same_step)`` calls; returns how many."""
@@ -159,11 +172,13 @@ class BatchActor:
         return len(log)
 
     def save_states(self) -> list:
-        return [self.batch.save_state(i) for i in range(self.num_envs)]
+        """Checkpoint: every environment's save state, zlib-compressed (a Dodge state is 166 KB,
+        about 4 KB compressed, 0.4 ms each)."""
+        return [zlib.compress(self.batch.save_state(i), 1) for i in range(self.num_envs)]
 
     def load_states(self, states: Sequence[Any]) -> None:
         for i, s in enumerate(states):
-            self.load_state(i, s)
+            self.load_state(i, zlib.decompress(s))
 
     def load_state(self, i: int, state: Any) -> None:
         self.batch.load_state(i, state)
