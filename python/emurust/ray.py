@@ -305,7 +305,7 @@ class _ActorGroup:
                 out.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
             except GetTimeoutError:
                 raise RayEnvTimeoutError(
-                    f"{self._where(k)} did not answer {what} within {timeout:.0f} s; "
+                    f"{self._where(k)} did not answer {what} within {timeout:g} s; "
                     f"it may be waiting for {self.threads} CPU(s) (available: {ray.available_resources().get('CPU', 0)}) "
                     "or its node may be lost"
                 ) from None
@@ -333,7 +333,7 @@ class _ActorGroup:
                 results[k] = ray.get(ref, timeout=max(0.0, deadline - time.monotonic()))
             except GetTimeoutError:
                 raise RayEnvTimeoutError(
-                    f"{self._where(k)} did not answer {what} within {self.step_timeout:.0f} s "
+                    f"{self._where(k)} did not answer {what} within {self.step_timeout:g} s "
                     "(its node may be lost or overloaded); close() this environment"
                 ) from None
             except RayActorError as e:
@@ -375,7 +375,7 @@ class _ActorGroup:
         try:
             return ray.get(refs, timeout=timeout)
         except GetTimeoutError:
-            raise RayEnvTimeoutError(f"{self._where(k)} did not answer {what} within {timeout:.0f} s") from None
+            raise RayEnvTimeoutError(f"{self._where(k)} did not answer {what} within {timeout:g} s") from None
         except RayActorError as e:
             raise RayEnvError(f"{self._where(k)} died again during {what}: {e}") from e
 
@@ -465,7 +465,8 @@ class _RayStepper:
         if seeds is not None:
             g.record_seeds(seeds)
             g.call("seed", lambda k: (seeds[g.offsets[k] : g.offsets[k] + g.sizes[k]],), what="seed")
-        ckpt = bool(g.checkpoint_every) and mask is None
+        # Every reset (masked ones too) is a checkpoint: replaying resets is not exact.
+        ckpt = bool(g.checkpoint_every)
         res, _ = g.call("reset", lambda k: (g.slice(mask, k), ckpt), what="reset")
         if ckpt:
             for k, (_, states) in enumerate(res):
