@@ -271,3 +271,23 @@ def test_rllib_ppo_trains_one_iteration_on_emurust_batches():
         assert "learners" in result and result["training_iteration"] == 1
     finally:
         algo.stop()
+
+
+def test_rllib_creator_gives_one_batch_with_float_channel_last_images():
+    from emurust.ray import _rllib_creator
+
+    kw = dict(KW, obs="grey_half")
+    create = _rllib_creator(kw)
+    venv = create({"num_envs": 3, "num_threads": 1})  # what RLlib's vector_entry_point asks for
+    assert type(venv.unwrapped).__name__ == "GameBoyVectorEnv" and venv.unwrapped.num_envs == 3
+    assert venv.single_observation_space.shape == (72, 80, 1)
+    assert venv.single_observation_space.dtype == np.float32
+    plain = GameBoyVectorEnv(3, **kw)
+    o, _ = venv.reset(seed=2)
+    p, _ = plain.reset(seed=2)
+    assert o.dtype == np.float32 and o.shape == (3, 72, 80, 1) and o.max() <= 1.0
+    assert np.array_equal(o, np.moveaxis(p, 1, -1).astype(np.float32) * np.float32(1 / 255))
+    single = create({})  # RLlib's SYNC/ASYNC vectorisation asks for single environments
+    assert single.observation_space.shape == (72, 80, 1)
+    raw = create({"num_envs": 2, "scale_obs": False})
+    assert raw.single_observation_space.shape == (1, 72, 80) and raw.single_observation_space.dtype == np.uint8

@@ -885,17 +885,22 @@ def __getattr__(name: str):
 
 
 def _scaled(env: Any, vector: bool) -> Any:
-    """uint8 observations as float32 in [0, 1] (RLlib's default modules take floats)."""
+    """uint8 observations as float32 in [0, 1], images channel-last (as RLlib's default modules
+    expect)."""
     from gymnasium import spaces
 
     single = env.single_observation_space if vector else env.observation_space
     if not isinstance(single, spaces.Box):
         return env  # Dict observations: add RLlib connectors of your own
     scale = np.float32(1.0 / float(np.max(single.high)))
-    new_single = spaces.Box(0.0, 1.0, single.shape, np.float32)
+    # RLlib's CNN encoders take channel-last images: (1, H, W) -> (H, W, 1), (3, H, W) -> (H, W, 3).
+    chw = len(single.shape) == 3 and single.shape[0] in (1, 3)
+    shape = (single.shape[1], single.shape[2], single.shape[0]) if chw else single.shape
+    new_single = spaces.Box(0.0, 1.0, shape, np.float32)
 
     def f(o):
-        return o.astype(np.float32) * scale
+        o = o.astype(np.float32) * scale
+        return np.moveaxis(o, -3, -1) if chw else o
 
     if vector:
         from gymnasium.vector.utils import batch_space
@@ -929,8 +934,8 @@ def register_rllib_env(name: str = "emurust", **defaults: Any) -> str:
     emurust batch (``gym_env_vectorize_mode="vector_entry_point"``; see
     :func:`rllib_ppo_config`). ``defaults`` are environment arguments (``game="dodge"``,
     ``obs="grey_half"``, ``num_threads=4`` ...); ``config.environment(env_config=...)``
-    overrides them. ``scale_obs`` (True): observations as float32 in [0, 1], as RLlib's default
-    modules expect. ROM and state paths are read here and shipped as bytes. Returns ``name``."""
+    overrides them. ``scale_obs`` (True): observations as float32 in [0, 1], images channel-last,
+    as RLlib's default modules expect. ROM and state paths are read here and shipped as bytes. Returns ``name``."""
     from ray.tune.registry import register_env
 
     defaults = dict(defaults)
