@@ -232,6 +232,13 @@ def test_restarts_are_bounded():
         remote.close()
 
 
+def test_bad_arguments_raise_on_the_driver():
+    with pytest.raises(ValueError, match="obs"):
+        RayVecEnv(1, 1, rom=DODGE, obs="no-such-observation")
+    with pytest.raises(ValueError, match="at least one environment"):
+        RayVecEnv(envs_per_actor=[2, 0], rom=DODGE)
+
+
 def test_busy_or_unschedulable_actor_raises_timeout_not_hang():
     t = time.monotonic()
     with pytest.raises(RayEnvTimeoutError, match="did not answer start within 3 s.*3 CPU"):

@@ -261,6 +261,11 @@ class _ActorGroup:
         else:
             kw["start_state"] = _as_bytes(start)
             self.per_actor_start = [None] * len(sizes)
+        # Check the arguments here, where a mistake raises at once (not in a remote actor).
+        check = dict(kw, num_threads=1)
+        if self.per_actor_start[0] is not None:
+            check["start_state"] = self.per_actor_start[0][0]
+        BatchDriver(1, **check)
         kw["num_threads"] = self.threads
         self.kwargs = kw
 
@@ -272,12 +277,15 @@ class _ActorGroup:
         self.start_overrides: dict[int, Any] = {}  # global env -> start state set later
         self.checkpoints: list = [None] * len(sizes)
         self.logs: list[list] = [[] for _ in sizes]
-        self.steps = 0
         self.actors: list = [None] * len(sizes)
         self.nodes: list = [None] * len(sizes)
         for k in range(len(sizes)):
             self.actors[k] = self._spawn(k)
-        infos = self._get([a.describe.remote() for a in self.actors], "start", self.start_timeout)
+        try:
+            infos = self._get([a.describe.remote() for a in self.actors], "start", self.start_timeout)
+        except BaseException:
+            self.close()  # an actor still waiting for CPUs would take them later
+            raise
         self.nodes = [i["node_id"] for i in infos]
         self.describe = infos[0]
 
@@ -303,6 +311,8 @@ class _ActorGroup:
         for k, ref in enumerate(refs):
             try:
                 out.append(ray.get(ref, timeout=max(0.0, deadline - time.monotonic())))
+            except RayActorError as e:
+                raise RayEnvError(f"{self._where(k)} died during {what}: {e}") from e
             except GetTimeoutError:
                 raise RayEnvTimeoutError(
                     f"{self._where(k)} did not answer {what} within {timeout:g} s; "
