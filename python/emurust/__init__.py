@@ -12,9 +12,26 @@ from typing import Union
 from . import _core
 from ._core import EmurustError, RomError, StateError
 
-__all__ = ["GameBoy", "PyBoy", "EmurustError", "RomError", "StateError", "BUTTONS", "__version__"]
+__all__ = [
+    "GameBoy",
+    "PyBoy",
+    "EmurustError",
+    "RomError",
+    "StateError",
+    "BUTTONS",
+    "set_num_threads",
+    "get_num_threads",
+    "__version__",
+]
 __version__ = _core.__version__
 BUTTONS = tuple(_core.BUTTONS)
+
+#: ``set_num_threads(n)``: size of the one thread pool that batches (``emurust.envs``,
+#: ``emurust.sb3``) share in this process; default: the environment variable
+#: ``EMURUST_NUM_THREADS``, else the number of CPUs. Batches created later use it; a batch given
+#: another ``num_threads`` gets a pool of its own. ``get_num_threads()`` tells the size.
+set_num_threads = _core.set_num_threads
+get_num_threads = _core.get_num_threads
 
 RomLike = Union[str, "os.PathLike[str]", bytes, bytearray]
 

@@ -460,14 +460,24 @@ def _split(s: str) -> list[str]:
 
 
 def _cmd(args: argparse.Namespace) -> int:
+    from .cli import UsageError
+
+    if args.frames < 1:
+        raise UsageError(f"--frames must be at least 1 (got {args.frames})")
+    if args.repeat < 1:
+        raise UsageError(f"--repeat must be at least 1 (got {args.repeat})")
+    if not args.timeout > 0:
+        raise UsageError(f"--timeout must be positive (got {args.timeout})")
     engines = _split(args.engines)
     for e in engines:
         if e not in ENGINES:
-            raise SystemExit(f"unknown engine {e!r}; expected some of {','.join(ENGINES)}")
+            raise UsageError(f"unknown engine {e!r}; expected some of {','.join(ENGINES)}")
     patterns = _split(args.patterns)
     for p in patterns:
         if p not in PATTERNS:
-            raise SystemExit(f"unknown pattern {p!r}; expected some of {','.join(PATTERNS)}")
+            raise UsageError(f"unknown pattern {p!r}; expected some of {','.join(PATTERNS)}")
+    if not engines or not patterns or not _split(args.roms):
+        raise UsageError("--roms, --engines and --patterns must each name at least one")
     result = compare(_split(args.roms), engines, patterns, args.frames, args.repeat, args.timeout)
     table = format_table(result)
     print()
@@ -517,7 +527,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 0
     ap = argparse.ArgumentParser(prog="emurust bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_arguments(ap)
-    return _cmd(ap.parse_args(argv))
+    from .cli import UsageError
+
+    try:
+        return _cmd(ap.parse_args(argv))
+    except UsageError as e:
+        print(f"emurust bench: error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

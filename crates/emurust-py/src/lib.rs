@@ -139,8 +139,34 @@ impl PyGameBoy {
                 u32::MAX
             )));
         }
+        // Frames run with the GIL released, in slices of about `SIGNAL_SLICE`; between slices
+        // pending signals are handled (Ctrl-C raises KeyboardInterrupt here), so a long call
+        // stops within a slice and leaves the emulator at a frame boundary. Running frame by
+        // frame is exactly `tick(frames)`: only the call's last frame is drawn and sampled.
+        let mut left = frames as u32;
         let gb = &mut self.gb;
-        py.allow_threads(|| guarded("tick", || gb.tick(frames as u32, render, sound)))
+        while left > 0 {
+            let deadline = std::time::Instant::now() + SIGNAL_SLICE;
+            let ran = py.allow_threads(|| {
+                guarded("tick", || {
+                    let mut n = 0;
+                    while n < left {
+                        let last = n + 1 == left;
+                        gb.tick(1, render && last, sound && last);
+                        n += 1;
+                        if std::time::Instant::now() >= deadline {
+                            break;
+                        }
+                    }
+                    n
+                })
+            })?;
+            left -= ran;
+            if left > 0 {
+                py.check_signals()?;
+            }
+        }
+        Ok(())
     }
 
     #[getter]
@@ -226,7 +252,7 @@ impl PyGameBoy {
                 .into_any()
                 .unbind()),
             Some(n) => {
-                if n < 0 || addr + n > 0x10000 {
+                if n < 0 || n > 0x10000 - addr {
                     return Err(PyValueError::new_err(format!(
                         "range {addr:#06x}+{n} leaves the 64 KiB address space"
                     )));
@@ -251,7 +277,10 @@ impl PyGameBoy {
     }
 
     /// Read from a specific ROM bank (addr 0x0000-0x7FFF, taken modulo 16 KiB).
-    fn read_rom_bank(&self, bank: usize, addr: u16) -> PyResult<u8> {
+    fn read_rom_bank(&self, bank: i64, addr: i64) -> PyResult<u8> {
+        check_addr(addr)?;
+        let addr = addr as u16;
+        let bank = check_bank(bank)?;
         self.gb.bus.cart.read_rom_banked(bank, addr).ok_or_else(|| {
             PyValueError::new_err(format!("ROM bank {bank} does not exist on this cartridge"))
         })
@@ -259,12 +288,16 @@ impl PyGameBoy {
 
     /// Read one byte of a given bank, as PyBoy's `memory[bank, addr]`: ROM banks at 0x0000-0x7FFF
     /// (the offset within the bank is addr & 0x3FFF) and cartridge RAM banks at 0xA000-0xBFFF.
-    fn read_banked(&self, bank: usize, addr: u16) -> PyResult<u8> {
+    fn read_banked(&self, bank: i64, addr: i64) -> PyResult<u8> {
+        check_addr(addr)?;
+        let addr = addr as u16;
+        let bank = check_bank(bank)?;
         match addr {
-            0x0000..=0x7FFF => self.read_rom_bank(bank, addr),
+            0x0000..=0x7FFF => self.read_rom_bank(bank as i64, addr as i64),
             0xA000..=0xBFFF => {
                 let ram = self.gb.bus.cart.ram();
-                ram.get(bank * 0x2000 + (addr as usize - 0xA000))
+                bank.checked_mul(0x2000)
+                    .and_then(|b| ram.get(b + (addr as usize - 0xA000)))
                     .copied()
                     .ok_or_else(|| {
                         PyValueError::new_err(format!(
@@ -404,7 +437,7 @@ impl PyGameBoy {
     #[getter]
     fn screen<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray3<u8>>> {
         let arr = {
-            let this = slf.borrow();
+            let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
             let view = ArrayView3::from_shape((144, 160, 4), this.gb.bus.lcd.screen_rgba())
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             // SAFETY: the buffer lives in the boxed emulator owned by `slf`, which the array keeps
@@ -422,7 +455,7 @@ impl PyGameBoy {
     #[getter]
     fn screen_grey<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<u8>>> {
         let arr = {
-            let this = slf.borrow();
+            let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
             let view = if this.gb.is_cgb() {
                 // Game Boy Color: the grey copy the renderer keeps (PIL's convert("L")).
                 ArrayView2::from_shape((144, 160), this.gb.bus.lcd.screen_grey())
@@ -442,7 +475,7 @@ impl PyGameBoy {
     #[getter]
     fn screen_shade<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<u8>>> {
         let arr = {
-            let this = slf.borrow();
+            let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
             let view = ArrayView2::from_shape((144, 160), this.gb.bus.lcd.screen_shades())
                 .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
             // SAFETY: as for `screen`.
@@ -726,7 +759,8 @@ impl PyGameBoy {
         if offset >= 0x2000 {
             return None;
         }
-        self.gb.bus.cart.ram().get(bank * 0x2000 + offset).copied()
+        let i = bank.checked_mul(0x2000)? + offset;
+        self.gb.bus.cart.ram().get(i).copied()
     }
 
     fn set_cart_ram_byte(&mut self, bank: usize, offset: usize, value: u8) -> PyResult<()> {
@@ -738,7 +772,7 @@ impl PyGameBoy {
             .bus
             .cart
             .ram_mut()
-            .get_mut(bank * 0x2000 + offset)
+            .get_mut(bank.saturating_mul(0x2000).saturating_add(offset))
             .ok_or_else(|| PyValueError::new_err("cartridge RAM bank"))?;
         *v = value;
         Ok(())
@@ -811,6 +845,26 @@ fn _postboot_snapshot<'py>(
     })?
     .map_err(to_py)?;
     Ok(PyBytes::new(py, &snap))
+}
+
+/// How long a long call runs with the GIL released before it checks for signals (Ctrl-C).
+pub(crate) const SIGNAL_SLICE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The error for an object used from another thread while one of its calls runs.
+pub(crate) fn busy(what: &str) -> PyErr {
+    PyRuntimeError::new_err(format!(
+        "this {what} is in use by another thread (e.g. inside tick/step); one emulator must not \
+         be used from two threads at once"
+    ))
+}
+
+fn check_bank(bank: i64) -> PyResult<usize> {
+    if !(0..=0xFFFF).contains(&bank) {
+        return Err(PyValueError::new_err(format!(
+            "bank {bank} does not exist (banks are numbered 0-65535 at most)"
+        )));
+    }
+    Ok(bank as usize)
 }
 
 fn check_addr(addr: i64) -> PyResult<()> {
