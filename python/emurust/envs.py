@@ -45,7 +45,9 @@ Arguments (all keyword):
     each reset runs a seeded number of idle frames in ``[0, noop_max]``, then the script: a list
     of ``(buttons, frames)`` (e.g. ``[("start", 2), ("noop", 12)]``). At least one frame runs.
 ``num_threads``
-    Rayon threads (default: the number of CPUs). Results do not depend on it.
+    Rayon threads. Default: the one pool all batches of the process share, of
+    :func:`emurust.set_num_threads` threads (else ``EMURUST_NUM_THREADS``, else the number of
+    CPUs); another count gives the batch a pool of its own. Results do not depend on it.
 ``cgb`` (None)
     PyBoy's hardware choice: None = Game Boy Color for cartridges whose header asks for it,
     True/False to force it. On the Game Boy Color ``grey``/``grey_half`` are the luma of the
