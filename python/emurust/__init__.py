@@ -54,7 +54,10 @@ class GameBoy(_core.GameBoy):
     luma, the grey a PyBoy user gets from ``pyboy.screen.image.convert("L")``.
 
     Frames: ``tick(frames=1, render=True)`` runs exactly what one PyBoy ``tick()`` runs per frame,
-    drawing only the last frame when ``render``.
+    drawing only the last frame when ``render``. Long calls release the GIL and handle signals
+    every ~50 ms: Ctrl-C raises ``KeyboardInterrupt`` and leaves the machine at a frame boundary
+    (``frame_count`` tells how far it got). One emulator must not be used from two threads at
+    once: a call made while another thread is inside ``tick`` raises ``RuntimeError``.
     Memory: ``read(addr[, length])`` (no side effects), ``write(addr, value)`` (as the CPU would),
     ``read_rom_bank(bank, addr)``. CPU: ``registers()``, ``set_register(name, value)``.
     Input: ``button_press(name)``, ``button_release(name)``, ``buttons`` (bit mask); names are

@@ -34,7 +34,7 @@ mod spec;
 
 use spec::{Cond, ObsKind, Op, Term, ValueType};
 
-use crate::{load_bytes, to_py, StateError, SIGNAL_SLICE};
+use crate::{busy, load_bytes, to_py, StateError, SIGNAL_SLICE};
 
 /// The default discrete action set: no-op, each button, and the usual jump/fire + move combos.
 const DEFAULT_ACTIONS: [u8; 13] = [
@@ -853,52 +853,233 @@ impl Batch {
             poisoned: false,
         })
     }
-
     #[getter]
-    fn num_envs(&self) -> usize {
-        self.envs.len()
+    fn num_envs(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_num_envs(&this))
     }
 
     #[getter]
-    fn num_actions(&self) -> usize {
-        self.cfg.action_masks.len()
+    fn num_actions(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_num_actions(&this))
     }
 
     /// Button mask of each action (bit 0 right, 1 left, 2 up, 3 down, 4 a, 5 b, 6 select, 7 start).
     #[getter]
-    fn action_masks(&self) -> Vec<u16> {
-        self.cfg.action_masks.iter().map(|&m| m as u16).collect()
+    fn action_masks(slf: &Bound<'_, Self>) -> PyResult<Vec<u16>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_action_masks(&this))
     }
 
     #[getter]
-    fn num_threads(&self) -> usize {
-        self.threads
+    fn num_threads(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_num_threads(&this))
     }
 
     #[getter]
-    fn frame_skip(&self) -> u32 {
-        self.cfg.frame_skip
+    fn frame_skip(slf: &Bound<'_, Self>) -> PyResult<u32> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_frame_skip(&this))
     }
 
     #[getter]
-    fn press_frames(&self) -> u32 {
-        self.cfg.press_frames
+    fn press_frames(slf: &Bound<'_, Self>) -> PyResult<u32> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_press_frames(&this))
     }
 
     #[getter]
-    fn max_episode_steps(&self) -> u64 {
-        self.cfg.max_episode_steps
+    fn max_episode_steps(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_max_episode_steps(&this))
     }
 
     /// Observation names in the order given.
     #[getter]
-    fn obs_names(&self) -> Vec<&'static str> {
-        self.cfg.obs_kinds.iter().map(|k| k.name()).collect()
+    fn obs_names(slf: &Bound<'_, Self>) -> PyResult<Vec<&'static str>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_obs_names(&this))
     }
 
     /// {name: per-environment shape} of the observations.
     #[getter]
-    fn obs_shapes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn obs_shapes<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Self::impl_obs_shapes(&this, py)
+    }
+
+    /// Read-only views of the output arrays, overwritten by every step/reset:
+    /// one per observation name, plus "ram" (N, K), "rewards" (N,) float64,
+    /// "terminated" and "truncated" (N,) bool.
+    #[getter]
+    fn buffers<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Self::impl_buffers(&this, py)
+    }
+
+    /// Steps taken in each environment's current episode.
+    #[getter]
+    fn episode_steps(slf: &Bound<'_, Self>) -> PyResult<Vec<u64>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_episode_steps(&this))
+    }
+
+    /// Frames each emulator has run since it was created or since the state it loaded was saved.
+    #[getter]
+    fn frame_counts(slf: &Bound<'_, Self>) -> PyResult<Vec<u64>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_frame_counts(&this))
+    }
+
+    /// Seed the reset randomisation: an int seeds environment i with `seed + i`; a list gives
+    /// one seed per environment (None leaves that environment's generator as it is).
+    fn seed(slf: &Bound<'_, Self>, seed: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("Batch"))?;
+        Self::impl_seed(&mut this, seed)
+    }
+
+    /// Reset all environments, or those where `mask` is true. Their rows of every output are
+    /// rewritten (reward 0, not terminated/truncated); other rows are left as they were.
+    #[pyo3(signature = (mask=None))]
+    fn reset(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        mask: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("Batch"))?;
+        Self::impl_reset(&mut this, py, mask)
+    }
+
+    /// Step every environment with `actions` (integer array of shape (N,)); environments where
+    /// `reset_mask` is true are reset instead (their action is ignored, but still validated).
+    /// Ctrl-C during a long step raises KeyboardInterrupt within ~50 ms: every emulator stops
+    /// at a frame boundary, environments that had not finished keep their previous outputs and
+    /// step counts (call `reset` to start clean episodes).
+    #[pyo3(signature = (actions, reset_mask=None))]
+    fn step(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        actions: &Bound<'_, PyAny>,
+        reset_mask: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("Batch"))?;
+        Self::impl_step(&mut this, py, actions, reset_mask)
+    }
+
+    /// Set the state every later reset of environment `env` (or of all, when None) starts
+    /// from: save-state bytes or a path; None for power-on. Checked before anything changes.
+    #[pyo3(signature = (state, env=None))]
+    fn set_start_state(
+        slf: &Bound<'_, Self>,
+        state: Option<&Bound<'_, PyAny>>,
+        env: Option<i64>,
+    ) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("Batch"))?;
+        Self::impl_set_start_state(&mut this, state, env)
+    }
+
+    /// The start state of environment `env`.
+    fn start_state<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+        env: i64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Self::impl_start_state(&this, py, env)
+    }
+
+    /// Save environment `env` now (an emurust save state; its episode bookkeeping is not in it).
+    fn save_state<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+        env: i64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Self::impl_save_state(&this, py, env)
+    }
+
+    /// Load a state into environment `env` (its episode goes on: step count kept, reward deltas
+    /// measured from the loaded values). A foreign or corrupt state raises StateError and
+    /// changes nothing. The observation buffers are updated at the next step.
+    fn load_state(slf: &Bound<'_, Self>, env: i64, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("Batch"))?;
+        Self::impl_load_state(&mut this, env, data)
+    }
+
+    /// Read `length` bytes of environment `env`'s memory without side effects.
+    #[pyo3(signature = (env, addr, length=1))]
+    fn read<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+        env: i64,
+        addr: i64,
+        length: i64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Self::impl_read(&this, py, env, addr, length)
+    }
+
+    /// Environment `env`'s last drawn screen as a new (144, 160, 3) uint8 RGB array.
+    fn screen_rgb<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+        env: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Self::impl_screen_rgb(&this, py, env)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_repr(&this))
+    }
+}
+
+impl Batch {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_num_envs(&self) -> usize {
+        self.envs.len()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_num_actions(&self) -> usize {
+        self.cfg.action_masks.len()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_action_masks(&self) -> Vec<u16> {
+        self.cfg.action_masks.iter().map(|&m| m as u16).collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_num_threads(&self) -> usize {
+        self.threads
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_frame_skip(&self) -> u32 {
+        self.cfg.frame_skip
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_press_frames(&self) -> u32 {
+        self.cfg.press_frames
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_max_episode_steps(&self) -> u64 {
+        self.cfg.max_episode_steps
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_obs_names(&self) -> Vec<&'static str> {
+        self.cfg.obs_kinds.iter().map(|k| k.name()).collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_obs_shapes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         for k in &self.cfg.obs_kinds {
             d.set_item(k.name(), PyTuple::new(py, k.shape(self.cfg.ram_len))?)?;
@@ -906,30 +1087,24 @@ impl Batch {
         Ok(d)
     }
 
-    /// Read-only views of the output arrays, overwritten by every step/reset:
-    /// one per observation name, plus "ram" (N, K), "rewards" (N,) float64,
-    /// "terminated" and "truncated" (N,) bool.
-    #[getter]
-    fn buffers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_buffers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         // A new dict each time: the batch's own cannot be changed from Python.
         self.views.bind(py).copy()
     }
 
-    /// Steps taken in each environment's current episode.
-    #[getter]
-    fn episode_steps(&self) -> Vec<u64> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_episode_steps(&self) -> Vec<u64> {
         self.envs.iter().map(|e| e.steps).collect()
     }
 
-    /// Frames each emulator has run since it was created or since the state it loaded was saved.
-    #[getter]
-    fn frame_counts(&self) -> Vec<u64> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_frame_counts(&self) -> Vec<u64> {
         self.envs.iter().map(|e| e.gb.frames).collect()
     }
 
-    /// Seed the reset randomisation: an int seeds environment i with `seed + i`; a list gives
-    /// one seed per environment (None leaves that environment's generator as it is).
-    fn seed(&mut self, seed: &Bound<'_, PyAny>) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_seed(&mut self, seed: &Bound<'_, PyAny>) -> PyResult<()> {
         let n = self.envs.len();
         let seeds: Vec<Option<u64>> = if let Ok(s) = seed.extract::<u64>() {
             (0..n as u64).map(|i| Some(s.wrapping_add(i))).collect()
@@ -955,10 +1130,8 @@ impl Batch {
         Ok(())
     }
 
-    /// Reset all environments, or those where `mask` is true. Their rows of every output are
-    /// rewritten (reward 0, not terminated/truncated); other rows are left as they were.
-    #[pyo3(signature = (mask=None))]
-    fn reset(&mut self, py: Python<'_>, mask: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_reset(&mut self, py: Python<'_>, mask: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         match mask {
             None => self.jobs.fill(Job::Reset),
             Some(m) => read_mask(m, &mut self.jobs, Job::Reset, Job::Skip, "reset mask")?,
@@ -966,10 +1139,8 @@ impl Batch {
         self.run_jobs(py)
     }
 
-    /// Step every environment with `actions` (integer array of shape (N,)); environments where
-    /// `reset_mask` is true are reset instead (their action is ignored, but still validated).
-    #[pyo3(signature = (actions, reset_mask=None))]
-    fn step(
+    #[allow(clippy::too_many_arguments)]
+    fn impl_step(
         &mut self,
         py: Python<'_>,
         actions: &Bound<'_, PyAny>,
@@ -985,10 +1156,8 @@ impl Batch {
         self.run_jobs(py)
     }
 
-    /// Set the state every later reset of environment `env` (or of all, when None) starts
-    /// from: save-state bytes or a path; None for power-on. Checked before anything changes.
-    #[pyo3(signature = (state, env=None))]
-    fn set_start_state(
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_start_state(
         &mut self,
         state: Option<&Bound<'_, PyAny>>,
         env: Option<i64>,
@@ -1014,22 +1183,20 @@ impl Batch {
         Ok(())
     }
 
-    /// The start state of environment `env`.
-    fn start_state<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyBytes>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_start_state<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyBytes>> {
         let i = self.env_index(env)?;
         Ok(PyBytes::new(py, &self.envs[i].start))
     }
 
-    /// Save environment `env` now (an emurust save state; its episode bookkeeping is not in it).
-    fn save_state<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyBytes>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_save_state<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyBytes>> {
         let i = self.env_index(env)?;
         Ok(PyBytes::new(py, &self.envs[i].gb.save_state()))
     }
 
-    /// Load a state into environment `env` (its episode goes on: step count kept, reward deltas
-    /// measured from the loaded values). A foreign or corrupt state raises StateError and
-    /// changes nothing. The observation buffers are updated at the next step.
-    fn load_state(&mut self, env: i64, data: &Bound<'_, PyAny>) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_load_state(&mut self, env: i64, data: &Bound<'_, PyAny>) -> PyResult<()> {
         self.check_usable()?;
         let i = self.env_index(env)?;
         let d = load_bytes(data, "state")?;
@@ -1043,9 +1210,8 @@ impl Batch {
         Ok(())
     }
 
-    /// Read `length` bytes of environment `env`'s memory without side effects.
-    #[pyo3(signature = (env, addr, length=1))]
-    fn read<'py>(
+    #[allow(clippy::too_many_arguments)]
+    fn impl_read<'py>(
         &self,
         py: Python<'py>,
         env: i64,
@@ -1065,8 +1231,8 @@ impl Batch {
         Ok(PyBytes::new(py, &v))
     }
 
-    /// Environment `env`'s last drawn screen as a new (144, 160, 3) uint8 RGB array.
-    fn screen_rgb<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyAny>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_screen_rgb<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyAny>> {
         let i = self.env_index(env)?;
         let mut v = vec![0u8; 144 * 160 * 3];
         spec::write_obs(ObsKind::Rgb, &self.envs[i].gb, &[], &mut v);
@@ -1074,12 +1240,13 @@ impl Batch {
         Ok(arr.reshape([144, 160, 3])?.into_any())
     }
 
-    fn __repr__(&self) -> String {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_repr(&self) -> String {
         format!(
             "Batch(num_envs={}, num_actions={}, obs={:?}, frame_skip={}, num_threads={})",
             self.envs.len(),
             self.cfg.action_masks.len(),
-            self.obs_names(),
+            self.impl_obs_names(),
             self.cfg.frame_skip,
             self.threads
         )
