@@ -86,6 +86,16 @@ def _obs_space(name: str, shape: tuple) -> spaces.Box:
     return spaces.Box(low=0, high=high, shape=tuple(shape), dtype=np.uint8)
 
 
+class _Closed:
+    """Stands for the batch of a closed environment: any use raises a clear error."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError("this emurust environment is closed")
+
+
+_CLOSED = _Closed()
+
+
 class BatchDriver:
     """Builds a :class:`_core.Batch` from keyword arguments and turns its output buffers into
     fresh arrays (never views that a later step overwrites). Shared by the Gymnasium and SB3
@@ -295,6 +305,10 @@ class GameBoyVectorEnv(VectorEnv):
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
         self._needs_reset = True
 
+    def close_extras(self, **kwargs: Any) -> None:
+        """Free the emulators; any later call raises RuntimeError."""
+        self.driver = self.batch = _CLOSED
+
     def reset(self, *, seed: Any = None, options: Optional[dict] = None):
         super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
         options = dict(options or {})
@@ -381,6 +395,10 @@ class GameBoyEnv(gym.Env):
         self.observation_space = self.driver.single_observation_space
         self.action_space = self.driver.single_action_space
         self._seeded = False
+
+    def close(self) -> None:
+        """Free the emulator; any later call raises RuntimeError."""
+        self.driver = self.batch = _CLOSED
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)
