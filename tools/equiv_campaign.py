@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -37,14 +38,16 @@ def run_key(d: dict) -> tuple:
     return (d["rom"], d["mode"], d["sound"], d["policy"], d["seed"], d["frames"])
 
 
-def one_run(path: str, mode: str, sound: str, policy: str, seed: int, frames: int, every: int) -> dict:
+def one_run(path: str, mode: str, sound: str, policy: str, seed: int, frames: int, every: int, state_every: int = 0) -> dict:
     cgb = False if mode == "dmg" else (None if cgb_flagged(path) else True)
     kw = dict(seed=seed, policy=policy, cgb=cgb, sound_emulated=(sound == "on"))
     t0 = time.time()
-    r = rollout(path, frames, compare_every=every, render_every=every, state_every=every, **kw)
+    state_every = state_every or every
+    r = rollout(path, frames, compare_every=every, render_every=every, state_every=state_every, **kw)
     out = {"identical": r.frames_identical, "divergence": None}
     if r.divergence is not None:
-        clean = (r.divergence.frame - 1) // every * every
+        step = math.lcm(every, state_every)
+        clean = (r.divergence.frame - 1) // step * step
         fine = rollout(path, r.divergence.frame, compare_every=1, render_every=1, state_every=1, compare_after=clean, **kw)
         d = (fine if fine.divergence is not None else r).divergence
         out["identical"] = d.frame - 1
@@ -81,6 +84,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", nargs="*", default=[], help="ROM paths containing one of these")
     ap.add_argument("--skip", nargs="*", default=[], help="ROM paths containing one of these are left out")
     ap.add_argument("--compare-every", type=int, default=100)
+    ap.add_argument("--state-every", type=int, default=0, help="cycles and STAT (PyBoy's slow save state) every K frames (default: --compare-every)")
     ap.add_argument("--clean-from", help="earlier --out: run only the combinations identical there, and the games")
     ap.add_argument("--table", action="store_true", help="print the table of --out and exit")
     args = ap.parse_args(argv)
@@ -116,7 +120,8 @@ def main(argv=None) -> int:
     n_div = 0
     for i, d in enumerate(jobs):
         try:
-            d.update(one_run(d["rom"], d["mode"], d["sound"], d["policy"], d["seed"], d["frames"], args.compare_every))
+            d["compare_every"], d["state_every"] = args.compare_every, args.state_every or args.compare_every
+            d.update(one_run(d["rom"], d["mode"], d["sound"], d["policy"], d["seed"], d["frames"], args.compare_every, args.state_every))
         except Exception as e:  # a ROM that cannot run is recorded, not fatal
             d.update(identical=0, divergence=f"error: {type(e).__name__}: {e}")
         n_div += d["divergence"] is not None
