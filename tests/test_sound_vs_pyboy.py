@@ -72,6 +72,17 @@ def test_game_in_other_sound_modes(game, mode):
     assert r.divergence is None, str(r.divergence)
 
 
+@pytest.mark.parametrize("sound", [True, False], ids=["sound-on", "sound-off"])
+@pytest.mark.parametrize("cgb", [True, False], ids=["cgb", "dmg"])
+def test_wave_ram_while_ch3_plays(cgb, sound):
+    """roms/wave_cgb.gb leaves CH3 playing: between frames PyBoy's memory view of FF30-FF3F
+    shows the byte CH3 is at on Game Boy Color hardware, 0xFF on a DMG (found on Shock Lobster
+    as a Game Boy Color by tools/equiv_campaign.py)."""
+    r = rollout(str(ROOT / "roms" / "wave_cgb.gb"), 100, cgb=cgb, state_every=10, sound_emulated=sound)
+    assert r.divergence is None, str(r.divergence)
+    assert r.serial_emurust.rstrip().endswith(b"PASSED" if sound else b"FAILED 1"), r.serial_emurust[-100:]
+
+
 @pytest.mark.parametrize("mode", MODES + [(True, None)], ids=mode_id)
 def test_postboot_state_in_every_sound_mode(mode):
     """Without a boot ROM emurust starts in its post-boot state, converted to the sound mode;
