@@ -33,6 +33,7 @@ CMP_PATTERNS=${CMP_PATTERNS:-render,skip24,no_render}
 CMP_SOUND=${CMP_SOUND:-on,off}
 CMP_LIMIT=${CMP_LIMIT:-300}
 CMP_ROMS=${CMP_ROMS:-}
+CMP_SUITE=${CMP_SUITE-real}
 SCALING_ENVS=${SCALING_ENVS:-256}
 SCALING_THREADS=${SCALING_THREADS:-1,2,4,8,16}
 PPO_STEPS=${PPO_STEPS:-8192}
@@ -111,7 +112,7 @@ RL=(benches/rl_throughput.py --num-envs "$NUM_ENVS" --threads "$THREADS" --secon
 # The real-games suite (our games + the corpus games under $EMURUST_TEST_ROMS if carried), every
 # pattern, both of PyBoy's sound modes; CMP_ROMS adds ROMs or ROM@STATE entries.
 step compare "$CMP_LIMIT" $PY -m emurust.bench --engines "$CMP_ENGINES" --frames "$CMP_FRAMES" --repeat "$CMP_REPEAT" \
-    --suite real ${CMP_ROMS:+--roms "$CMP_ROMS"} --patterns "$CMP_PATTERNS" --sound "$CMP_SOUND" \
+    ${CMP_SUITE:+--suite "$CMP_SUITE"} ${CMP_ROMS:+--roms "$CMP_ROMS"} --patterns "$CMP_PATTERNS" --sound "$CMP_SOUND" \
     --timeout 60 --json "$OUT/compare.json" --png "$OUT/compare.png"
 step scaling 80 $PY "${RL[@]}" --parts scaling --scaling-envs "$SCALING_ENVS" --scaling-threads "$SCALING_THREADS" \
     --out "$OUT/scaling.json"
