@@ -284,3 +284,66 @@ def test_actions_as_names_masks_and_lists():
     assert b.action_masks == [0, 0x11, 0x22, 0x80]
     assert _core.default_actions()[0] == []
     assert len(_core.default_actions()) == _core.Batch(DODGE, 1).num_actions
+
+
+def _interleaved(threads_a, threads_b, steps=15):
+    """Two batches of different sizes stepped alternately in one process."""
+    kw = dict(frame_skip=6, noop_max=20, reset_script=START, obs=["grey", "ram"], ram=[(0xC000, 16)],
+              reward=[(0xC000, "u16le", 1.0, True)])
+    a = _core.Batch(DODGE, 5, num_threads=threads_a, **kw)
+    b = _core.Batch(DODGE, 3, num_threads=threads_b, **kw)
+    for x in (a, b):
+        x.seed(9)
+        x.reset()
+    rng = np.random.default_rng(1)
+    out_a, out_b = [], []
+    for _ in range(steps):
+        a.step(rng.integers(0, a.num_actions, 5))
+        b.step(rng.integers(0, b.num_actions, 3))
+        out_a.append({k: v.copy() for k, v in a.buffers.items()})
+        out_b.append({k: v.copy() for k, v in b.buffers.items()})
+    return out_a, out_b
+
+
+def test_two_batches_in_one_process_match_one_batch_at_any_thread_count():
+    ref_a, ref_b = _interleaved(1, 1)
+    # None: the process's shared pool (both batches on it at once)
+    for ta, tb in ((None, None), (2, None), (3, 2), (None, 4)):
+        got_a, got_b = _interleaved(ta, tb)
+        for ref, got in ((ref_a, got_a), (ref_b, got_b)):
+            for x, y in zip(ref, got):
+                for k in x:
+                    np.testing.assert_array_equal(x[k], y[k], err_msg=f"{k} threads {ta},{tb}")
+    assert any(s["rewards"].any() for s in ref_a)
+
+
+def test_batches_share_one_thread_pool_per_process():
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import os, numpy as np, emurust
+        from emurust import _core
+        def pool_threads():
+            n = 0
+            for t in os.listdir("/proc/self/task"):
+                with open(f"/proc/self/task/{{t}}/comm") as f:
+                    n += f.read().startswith("emurust-batch")
+            return n
+        emurust.set_num_threads(3)
+        assert emurust.get_num_threads() == 3
+        batches = [_core.Batch({DODGE!r}, 4, frame_skip=2) for _ in range(4)]
+        for b in batches:
+            b.reset(); b.step(np.zeros(4, dtype=np.int64))
+            assert b.num_threads == 3
+        shared = pool_threads()
+        own = _core.Batch({DODGE!r}, 4, frame_skip=2, num_threads=2)
+        own.reset()
+        same = _core.Batch({DODGE!r}, 4, frame_skip=2, num_threads=3)  # the shared size: shared pool
+        same.reset()
+        print(shared, pool_threads())
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["3", "5"]

@@ -20,8 +20,10 @@ For the games: 2,000-frame rollouts with each button policy (random, holds, mash
 rollouts from a PyBoy state saved mid-game. ``EMURUST_LONG=1``: test ROMs for 10,000 frames x 3 seeds, games for 100,000 frames
 x 3 policies and 10,000 frames from each of several mid-game states.
 
-Every ROM runs as a DMG: PyBoy with ``cgb=False`` (emurust has no CGB mode yet), CGB-flagged
-ROMs included.
+The verdicts and rollouts above run every ROM as a DMG: PyBoy with ``cgb=False``, CGB-flagged
+ROMs included. ``test_campaign_rollout`` (tools/equiv_campaign.py's runs as a test) adds Game Boy
+Color hardware and PyBoy's two sound modes: the games by default, every ROM for 10,000 frames
+with ``EMURUST_LONG=1``.
 """
 
 import os
@@ -240,3 +242,35 @@ def test_game_from_mid_game_states(name, tmp_path):
     for state in states:
         r = rollout_pinpointed(path, FROM_STATE_FRAMES, seed=6, policy="mash", coarse=COARSE, start_state=state)
         assert r.divergence is None, f"from {os.path.basename(state)}, after {r.frames_identical} identical frames: {r.divergence}"
+
+
+# ---------------------------------------------------------------- the campaign (EMURUST_LONG=1)
+
+#: Hardware modes of the campaign: DMG (PyBoy cgb=False) and Game Boy Color (CGB-flagged
+#: cartridges as PyBoy picks them, cgb=None; the others forced, cgb=True).
+CAMPAIGN_MODES = ("dmg", "cgb")
+
+
+def campaign_cgb(mode: str, path: str):
+    from emurust.verify.rollout import cgb_flagged
+
+    return False if mode == "dmg" else (None if cgb_flagged(path) else True)
+
+
+#: Default suite: the games for 1,500 frames; EMURUST_LONG=1: every ROM for 10,000 frames.
+CAMPAIGN_ROMS = list(EXPECTED) + GAMES if LONG else GAMES
+CAMPAIGN_FRAMES = LONG_FRAMES if LONG else 1_500
+
+
+@pytest.mark.parametrize("sound", [True, False], ids=["sound-on", "sound-off"])
+@pytest.mark.parametrize("mode", CAMPAIGN_MODES)
+@pytest.mark.parametrize("name", CAMPAIGN_ROMS)
+def test_campaign_rollout(name, mode, sound):
+    """tools/equiv_campaign.py as a test: ROMs of the corpus with random buttons, on both
+    kinds of hardware, sound emulated and not; compared every 100 frames, a divergence
+    pinpointed to the frame (EMURUST_LONG=1: every ROM, 10,000 frames)."""
+    path = rom_path(name)
+    coarse = {"compare_every": 100, "render_every": 100, "state_every": 100}
+    r = rollout_pinpointed(path, CAMPAIGN_FRAMES, seed=1, coarse=coarse, cgb=campaign_cgb(mode, path), sound_emulated=sound)
+    assert r.divergence is None, f"after {r.frames_identical} identical frames: {r.divergence}"
+    assert r.frames_identical == CAMPAIGN_FRAMES

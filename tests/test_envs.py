@@ -229,3 +229,18 @@ def test_errors():
         single.step(1.0)
     with pytest.raises(ValueError):
         single.step(200)
+
+
+def test_close_frees_the_batch_and_later_calls_raise():
+    import sys
+
+    from emurust.envs import GameBoyEnv, GameBoyVectorEnv
+
+    for env in (GameBoyVectorEnv(2, rom=DODGE, frame_skip=2), GameBoyEnv(rom=DODGE, frame_skip=2)):
+        env.reset(seed=0)
+        b = env.batch
+        env.close()
+        assert sys.getrefcount(b) == 2  # nothing but `b` refers to the batch any more
+        with pytest.raises(RuntimeError, match="closed"):
+            env.reset(seed=0)
+        env.close()

@@ -4,6 +4,7 @@ import json
 import pathlib
 
 import numpy as np
+import pytest
 
 from stable_baselines3.common.vec_env import VecFrameStack, VecMonitor  # the test extra installs SB3
 
@@ -107,3 +108,71 @@ def test_tiny_ppo_end_to_end(tmp_path):
     saved = json.loads((logdir / "curve.json").read_text())
     assert saved["steps"] == 256 and saved["game"] == "dodge"
     assert saved["seconds"] > 0
+
+
+def test_get_attr_set_attr_env_method_honour_indices():
+    venv = make(3)
+    venv.seed(0)
+    venv.reset()
+    venv.set_attr("tag", "x", indices=[0, 2])
+    venv.set_attr("tag", "y", indices=1)
+    assert venv.get_attr("tag") == ["x", "y", "x"]
+    assert venv.get_attr("tag", indices=[2, 1]) == ["x", "y"]
+    assert not hasattr(venv, "tag")  # set on the environments, not on the VecEnv
+    assert venv.get_attr("render_mode", indices=[1]) == [None]
+    assert venv.get_attr("action_space", indices=0) == [venv.action_space]
+    with pytest.raises(AttributeError):
+        venv.get_attr("no_such_attribute")
+    with pytest.raises(IndexError):
+        venv.get_attr("tag", indices=[3])
+    with pytest.raises(AttributeError):
+        venv.set_attr("save_state", None)
+
+    for _ in range(3):
+        venv.step(np.array([1, 2, 3]))
+    s0, s2 = venv.env_method("save_state", indices=[0, 2])
+    assert s0 == venv.batch.save_state(0) and s2 == venv.batch.save_state(2) and s0 != s2
+    # load env 0's state into env 1 only
+    venv.env_method("load_state", s0, indices=[1])
+    assert venv.batch.save_state(1) == s0 and venv.batch.save_state(2) == s2
+    # start states per index
+    venv.env_method("set_start_state", s2, indices=1)
+    assert venv.env_method("start_state", indices=[1]) == [s2]
+    assert venv.env_method("start_state", indices=[0])[0] != s2
+    with pytest.raises(AttributeError):
+        venv.env_method("no_such_method")
+
+
+def test_set_options_is_used_at_the_next_reset_only():
+    venv = make(2, noop_max=0, reset_script=[("noop", 1)])
+    venv.seed(0)
+    plain = venv.reset()
+    for _ in range(6):
+        venv.step(np.array([7, 7]))
+    state = venv.env_method("save_state", indices=[1])[0]
+    obs_then = venv.driver.obs_of(1)
+    venv.set_options([{}, {"start_state": state}])
+    obs = venv.reset()
+    np.testing.assert_array_equal(obs[0], plain[0])  # env 0: its usual start
+    assert not np.array_equal(obs[1], plain[1])  # env 1: from the given state, one frame later
+    assert venv.env_method("start_state", indices=[1])[0] != state  # kept for that reset only
+    obs = venv.reset()  # options were consumed
+    np.testing.assert_array_equal(obs, plain)
+    assert obs_then.shape == plain[1].shape
+    with pytest.raises(ValueError):
+        venv.set_options({"no_such_option": 1})
+
+
+def test_close_frees_the_batch():
+    import sys
+
+    venv = make(2)
+    venv.reset()
+    b = venv.batch
+    venv.close()
+    assert sys.getrefcount(b) == 2  # only `b` (and the call's argument) refer to the batch now
+    for call in (venv.reset, lambda: venv.step(np.array([0, 0])), venv.get_images,
+                 lambda: venv.env_method("save_state")):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()
+    venv.close()  # twice is fine

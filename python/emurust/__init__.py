@@ -12,9 +12,26 @@ from typing import Union
 from . import _core
 from ._core import EmurustError, RomError, StateError
 
-__all__ = ["GameBoy", "PyBoy", "EmurustError", "RomError", "StateError", "BUTTONS", "__version__"]
+__all__ = [
+    "GameBoy",
+    "PyBoy",
+    "EmurustError",
+    "RomError",
+    "StateError",
+    "BUTTONS",
+    "set_num_threads",
+    "get_num_threads",
+    "__version__",
+]
 __version__ = _core.__version__
 BUTTONS = tuple(_core.BUTTONS)
+
+#: ``set_num_threads(n)``: size of the one thread pool that batches (``emurust.envs``,
+#: ``emurust.sb3``) share in this process; default: the environment variable
+#: ``EMURUST_NUM_THREADS``, else the number of CPUs. Batches created later use it; a batch given
+#: another ``num_threads`` gets a pool of its own. ``get_num_threads()`` tells the size.
+set_num_threads = _core.set_num_threads
+get_num_threads = _core.get_num_threads
 
 RomLike = Union[str, "os.PathLike[str]", bytes, bytearray]
 
@@ -44,7 +61,10 @@ class GameBoy(_core.GameBoy):
     into an emulator created with the same.
 
     Frames: ``tick(frames=1, render=True)`` runs exactly what one PyBoy ``tick()`` runs per frame,
-    drawing only the last frame when ``render``.
+    drawing only the last frame when ``render``. Long calls release the GIL and handle signals
+    every ~50 ms: Ctrl-C raises ``KeyboardInterrupt`` and leaves the machine at a frame boundary
+    (``frame_count`` tells how far it got). One emulator must not be used from two threads at
+    once: a call made while another thread is inside ``tick`` raises ``RuntimeError``.
     Memory: ``read(addr[, length])`` (no side effects), ``write(addr, value)`` (as the CPU would),
     ``read_rom_bank(bank, addr)``. CPU: ``registers()``, ``set_register(name, value)``.
     Input: ``button_press(name)``, ``button_release(name)``, ``buttons`` (bit mask); names are

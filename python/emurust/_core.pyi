@@ -141,3 +141,7 @@ class GameBoy:
     def pyboy_state_layout(self) -> tuple[int, int]: ...
 
 def run_vector_file(path: Union[str, PathLike[str]], max_failures: int = 10) -> dict: ...
+def set_num_threads(n: int) -> None:
+    """Size of the thread pool that batches created later share (1-1024)."""
+def get_num_threads() -> int:
+    """Size of the shared thread pool: set_num_threads, else EMURUST_NUM_THREADS, else the CPUs."""

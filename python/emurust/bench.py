@@ -524,29 +524,37 @@ def _split(s: str) -> list[str]:
 
 
 def _cmd(args: argparse.Namespace) -> int:
+    from .cli import UsageError
+
+    if args.frames < 1:
+        raise UsageError(f"--frames must be at least 1 (got {args.frames})")
+    if args.repeat < 1:
+        raise UsageError(f"--repeat must be at least 1 (got {args.repeat})")
+    if not args.timeout > 0:
+        raise UsageError(f"--timeout must be positive (got {args.timeout})")
     engines = _split(args.engines)
     for e in engines:
         if e not in ENGINES:
-            raise SystemExit(f"emurust bench: unknown engine {e!r}; expected some of {','.join(ENGINES)}")
+            raise UsageError(f"unknown engine {e!r}; expected some of {','.join(ENGINES)}")
     patterns = _split(args.patterns)
     for p in patterns:
         if p not in PATTERNS:
-            raise SystemExit(f"emurust bench: unknown pattern {p!r}; expected some of {','.join(PATTERNS)}")
+            raise UsageError(f"unknown pattern {p!r}; expected some of {','.join(PATTERNS)}")
     sounds = _split(args.sound)
     for x in sounds:
         if x not in SOUNDS:
-            raise SystemExit(f"emurust bench: unknown sound mode {x!r}; expected some of {','.join(SOUNDS)}")
-    if args.frames < 1 or args.repeat < 1 or args.timeout <= 0:
-        raise SystemExit("emurust bench: --frames and --repeat must be at least 1, --timeout positive")
+            raise UsageError(f"unknown sound mode {x!r}; expected some of {','.join(SOUNDS)}")
+    if not engines or not patterns or not sounds:
+        raise UsageError("--engines, --patterns and --sound must each name at least one")
     roms = _split(args.roms) if args.roms else ([] if args.suite else list(DEFAULT_ROMS))
     if args.suite == "real":
         roms += [r for r in real_games_suite() if r not in roms]
     if not roms:
-        raise SystemExit("emurust bench: no ROMs (give --roms or --suite real)")
+        raise UsageError("no ROMs (give --roms or --suite real)")
     try:
         result = compare(roms, engines, patterns, args.frames, args.repeat, args.timeout, sounds=sounds)
     except FileNotFoundError as e:
-        raise SystemExit(f"emurust bench: {e}") from None
+        raise UsageError(str(e)) from None
     table = format_table(result)
     print()
     print(table)
@@ -604,7 +612,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         return 0
     ap = argparse.ArgumentParser(prog="emurust bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_arguments(ap)
-    return _cmd(ap.parse_args(argv))
+    from .cli import UsageError
+
+    try:
+        return _cmd(ap.parse_args(argv))
+    except UsageError as e:
+        print(f"emurust bench: error: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -45,7 +45,9 @@ Arguments (all keyword):
     each reset runs a seeded number of idle frames in ``[0, noop_max]``, then the script: a list
     of ``(buttons, frames)`` (e.g. ``[("start", 2), ("noop", 12)]``). At least one frame runs.
 ``num_threads``
-    Rayon threads (default: the number of CPUs). Results do not depend on it.
+    Rayon threads. Default: the one pool all batches of the process share, of
+    :func:`emurust.set_num_threads` threads (else ``EMURUST_NUM_THREADS``, else the number of
+    CPUs); another count gives the batch a pool of its own. Results do not depend on it.
 ``cgb`` (None)
     PyBoy's hardware choice: None = Game Boy Color for cartridges whose header asks for it,
     True/False to force it. On the Game Boy Color ``grey``/``grey_half`` are the luma of the
@@ -85,6 +87,16 @@ RewardFn = Callable[[np.ndarray, np.ndarray], Any]
 def _obs_space(name: str, shape: tuple) -> spaces.Box:
     high = 3 if name == "shades" else 255
     return spaces.Box(low=0, high=high, shape=tuple(shape), dtype=np.uint8)
+
+
+class _Closed:
+    """Stands for the batch of a closed environment: any use raises a clear error."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError("this emurust environment is closed")
+
+
+_CLOSED = _Closed()
 
 
 class BatchDriver:
@@ -298,6 +310,10 @@ class GameBoyVectorEnv(VectorEnv):
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
         self._needs_reset = True
 
+    def close_extras(self, **kwargs: Any) -> None:
+        """Free the emulators; any later call raises RuntimeError."""
+        self.driver = self.batch = _CLOSED
+
     def reset(self, *, seed: Any = None, options: Optional[dict] = None):
         super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
         options = dict(options or {})
@@ -384,6 +400,10 @@ class GameBoyEnv(gym.Env):
         self.observation_space = self.driver.single_observation_space
         self.action_space = self.driver.single_action_space
         self._seeded = False
+
+    def close(self) -> None:
+        """Free the emulator; any later call raises RuntimeError."""
+        self.driver = self.batch = _CLOSED
 
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
         super().reset(seed=seed)

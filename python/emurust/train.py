@@ -341,8 +341,21 @@ def _run_dir(logdir: str, game: str, seed: int) -> pathlib.Path:
     return d
 
 
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse bad numbers before anything heavy is imported (one-line error, exit status 2)."""
+    from .cli import UsageError
+
+    for flag, low in (("steps", 1), ("envs", 1), ("n_steps", 1), ("batch_size", 1), ("epochs", 1),
+                      ("eval_episodes", 2), ("threads", 1), ("torch_threads", 0), ("frame_stack", 1),
+                      ("frame_skip", 1)):
+        v = getattr(args, flag, None)
+        if v is not None and v < low:
+            raise UsageError(f"--{flag.replace('_', '-')} must be at least {low} (got {v})")
+
+
 def train(args: argparse.Namespace) -> dict:
     """Train, save, evaluate, plot; returns what was measured and where it was written."""
+    check_args(args)
     import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
@@ -489,6 +502,7 @@ def report(result: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_args(args)
     result = train(args)
     print(report(result))
     sys.stdout.flush()

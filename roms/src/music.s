@@ -26,6 +26,8 @@ USE_RST = 0
 CART_TYPE = 0x00
 ROM_SIZE_CODE = 0x00
 RAM_SIZE_CODE = 0x00
+CGB_FLAG = 0x00
+IDLE_LCDC = 0x91
 	.include "common.inc"
 
 rNR10 = 0x10

@@ -636,8 +636,10 @@ impl Apu {
         if now > self.caught_up_to {
             return self.clone().read(addr, now);
         }
-        if (0xFF30..=0xFF3F).contains(&addr) && self.ch3.on && self.emulated {
-            return 0xFF; // ram_read with the window closed
+        if (0xFF30..=0xFF3F).contains(&addr) && self.ch3.on && self.emulated && !self.ch3.cgb {
+            // ram_read with the window closed (DMG only: on Game Boy Color hardware the
+            // current byte is always reachable, in PyBoy's memory view too)
+            return 0xFF;
         }
         self.peek(addr)
     }

@@ -17,12 +17,14 @@
 //! reset observation is a freshly drawn picture.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use emurust_core::gameboy::Options;
 use emurust_core::joypad::{button, BUTTON_NAMES};
 use emurust_core::{CoreError, GameBoy};
-use numpy::ndarray::IxDyn;
+use numpy::ndarray::{ArrayD, IxDyn};
 use numpy::{PyArray, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -33,7 +35,7 @@ mod spec;
 
 use spec::{Cond, ObsKind, Op, Term, ValueType};
 
-use crate::{load_bytes, options_from_py, to_py, StateError};
+use crate::{busy, load_bytes, options_from_py, to_py, StateError, SIGNAL_SLICE};
 
 /// The default discrete action set: no-op, each button, and the usual jump/fire + move combos.
 const DEFAULT_ACTIONS: [u8; 13] = [
@@ -76,6 +78,9 @@ struct Config {
     max_episode_steps: u64,
     noop_max: u32,
     reset_script: Vec<(u8, u32)>,
+    /// Frames of the reset script after each of its entries (the last entry with frames draws).
+    script_left: Vec<u32>,
+    script_frames: u32,
 }
 
 /// One environment: its emulator and episode bookkeeping.
@@ -89,55 +94,129 @@ struct Env {
     steps: u64,
     /// A reset failed (only possible with a start state the emulator rejects).
     error: Option<CoreError>,
+    /// Progress through the current job (see `Env::advance`).
+    cursor: Cursor,
+}
+
+/// Where an environment is in its current job: a job is a list of segments (buttons held for
+/// some frames), run frame by frame so that it can stop at any frame boundary and go on later.
+#[derive(Clone, Copy, Default)]
+struct Cursor {
+    /// The job still has frames (or its end) to run.
+    pending: bool,
+    /// The job's start (state load, idle-frame draw) is done.
+    started: bool,
+    /// Segment index, frames done in it, and whether its buttons are set.
+    seg: usize,
+    done: u32,
+    entered: bool,
+    /// Idle frames of the current reset.
+    idle: u32,
 }
 
 impl Env {
-    /// As PyBoy's `tick(frames, render_last)`: only the last frame is drawn (if asked) and has
+    /// Segment `k` of `job`: (buttons, frames, draw its last frame); None past the end.
+    /// A step is PyBoy's `button_press(..); tick(press_frames, False); button_release(..);
+    /// tick(rest, render)`; a reset is idle frames then the reset script. As PyBoy's
+    /// `tick(frames, render_last)`: only the last frame of a segment is drawn (if asked) and has
     /// its audio sampled (PyBoy's default `sound=True`), which keeps the APU's catch-up points
     /// identical to a PyBoy loop making the same calls.
-    fn run_frames(&mut self, frames: u32, render_last: bool) {
-        self.gb.tick(frames, render_last, true);
-    }
-
-    fn reset(&mut self, cfg: &Config) {
-        if let Err(e) = self.gb.load_state(&self.start) {
-            self.error = Some(e);
-            return;
-        }
-        self.gb.set_buttons(0);
-        let idle = if cfg.noop_max > 0 {
-            (splitmix64(&mut self.rng) % (cfg.noop_max as u64 + 1)) as u32
-        } else {
-            0
-        };
-        let script_frames: u32 = cfg.reset_script.iter().map(|s| s.1).sum();
-        let idle = if idle + script_frames == 0 { 1 } else { idle };
-        self.run_frames(idle, cfg.render && script_frames == 0);
-        let mut left = script_frames;
-        for &(mask, frames) in &cfg.reset_script {
-            self.gb.set_buttons(mask);
-            left -= frames;
-            self.run_frames(frames, cfg.render && left == 0);
-        }
-        self.gb.set_buttons(0);
-        self.steps = 0;
-        for (p, t) in self.prev.iter_mut().zip(&cfg.terms) {
-            *p = t.ty.read(&self.gb, t.addr);
+    #[inline]
+    fn segment(&self, cfg: &Config, job: Job, action: usize, k: usize) -> Option<(u8, u32, bool)> {
+        match job {
+            Job::Skip => None,
+            Job::Step => {
+                let pressed = cfg.press_frames.min(cfg.frame_skip);
+                match k {
+                    0 => Some((
+                        cfg.action_masks[action],
+                        pressed,
+                        cfg.render && pressed == cfg.frame_skip,
+                    )),
+                    1 => Some((0, cfg.frame_skip - pressed, cfg.render)),
+                    _ => None,
+                }
+            }
+            Job::Reset => {
+                if k == 0 {
+                    Some((0, self.cursor.idle, cfg.render && cfg.script_frames == 0))
+                } else {
+                    let (mask, frames) = *cfg.reset_script.get(k - 1)?;
+                    Some((mask, frames, cfg.render && cfg.script_left[k - 1] == 0))
+                }
+            }
         }
     }
 
-    /// Returns (reward, terminated, truncated). The frames are those of PyBoy's
-    /// `button_press(..); tick(press_frames, False); button_release(..); tick(rest, render)`.
-    fn step(&mut self, cfg: &Config, action: usize) -> (f64, bool, bool) {
-        let mask = cfg.action_masks[action];
-        self.gb.set_buttons(mask);
-        let pressed = cfg.press_frames.min(cfg.frame_skip);
-        if pressed > 0 {
-            self.run_frames(pressed, cfg.render && pressed == cfg.frame_skip);
+    /// Start `job`: a reset loads the start state and draws its number of idle frames.
+    /// Returns false if the job cannot run (the start state was refused).
+    fn begin(&mut self, cfg: &Config, job: Job) -> bool {
+        self.cursor.started = true;
+        if job == Job::Reset {
+            if let Err(e) = self.gb.load_state(&self.start) {
+                self.error = Some(e);
+                return false;
+            }
+            self.gb.set_buttons(0);
+            let idle = if cfg.noop_max > 0 {
+                (splitmix64(&mut self.rng) % (cfg.noop_max as u64 + 1)) as u32
+            } else {
+                0
+            };
+            self.cursor.idle = if idle + cfg.script_frames == 0 {
+                1
+            } else {
+                idle
+            };
         }
+        true
+    }
+
+    /// Run the job's frames until it is done (true) or `deadline` passes (false; it goes on
+    /// at the next call). With `force` the first frame runs whatever the time. `ran` tells
+    /// whether any frame ran.
+    fn advance(
+        &mut self,
+        cfg: &Config,
+        job: Job,
+        action: usize,
+        deadline: Instant,
+        mut force: bool,
+        ran: &mut bool,
+    ) -> bool {
+        loop {
+            let Some((mask, frames, draw)) = self.segment(cfg, job, action, self.cursor.seg) else {
+                return true;
+            };
+            if !self.cursor.entered {
+                self.gb.set_buttons(mask);
+                self.cursor.entered = true;
+            }
+            while self.cursor.done < frames {
+                if !force && Instant::now() >= deadline {
+                    return false;
+                }
+                force = false;
+                let last = self.cursor.done + 1 == frames;
+                self.gb.tick(1, draw && last, last);
+                self.cursor.done += 1;
+                *ran = true;
+            }
+            self.cursor.seg += 1;
+            self.cursor.done = 0;
+            self.cursor.entered = false;
+        }
+    }
+
+    /// End `job` once its frames ran. Returns (reward, terminated, truncated).
+    fn finish(&mut self, cfg: &Config, job: Job) -> (f64, bool, bool) {
         self.gb.set_buttons(0);
-        if cfg.frame_skip > pressed {
-            self.run_frames(cfg.frame_skip - pressed, cfg.render);
+        if job == Job::Reset {
+            self.steps = 0;
+            for (p, t) in self.prev.iter_mut().zip(&cfg.terms) {
+                *p = t.ty.read(&self.gb, t.addr);
+            }
+            return (0.0, false, false);
         }
         self.steps += 1;
         let mut reward = 0.0;
@@ -152,12 +231,24 @@ impl Env {
     }
 }
 
+/// Element types of the output arrays: plain `Copy` values without drop glue or interior
+/// references, so writing one through a raw pointer from a worker thread is a plain store.
+trait OutElem: Copy + Send + Sync + 'static {}
+impl OutElem for u8 {}
+impl OutElem for f64 {}
+impl OutElem for bool {}
+
 /// Raw pointers to the output arrays (owned by the batch, never exposed writable, never
 /// resized). Workers write disjoint rows: row `i` belongs to environment `i` only.
 #[derive(Clone, Copy)]
-struct OutPtr<T>(*mut T);
-unsafe impl<T> Send for OutPtr<T> {}
-unsafe impl<T> Sync for OutPtr<T> {}
+struct OutPtr<T: OutElem>(*mut T);
+// SAFETY: the pointee is an array of `OutElem` values (Copy, Send, Sync, no drop glue) that
+// the batch keeps alive and never reallocates for as long as it exists; workers only write
+// disjoint rows (one environment per row) inside `run_jobs`, while `&mut Batch` is held, and
+// Python only ever gets read-only arrays whose writeable flag cannot be set again.
+unsafe impl<T: OutElem> Send for OutPtr<T> {}
+// SAFETY: as for Send: shared `&OutPtr` are only used to write disjoint rows.
+unsafe impl<T: OutElem> Sync for OutPtr<T> {}
 
 struct Outputs {
     /// (kind, base pointer, bytes per environment) for every pixel observation.
@@ -203,7 +294,8 @@ pub struct Batch {
     envs: Vec<Env>,
     cfg: Config,
     out: Outputs,
-    pool: rayon::ThreadPool,
+    /// The process's shared pool, or this batch's own when it asked for another size.
+    pool: Arc<rayon::ThreadPool>,
     threads: usize,
     /// Per-step scratch (allocated once).
     jobs: Vec<Job>,
@@ -389,41 +481,75 @@ impl Batch {
     }
 
     /// Run `self.jobs` over every environment (GIL released) and write the outputs.
+    ///
+    /// Frames run in rounds of about `SIGNAL_SLICE`; between rounds pending signals are handled,
+    /// so Ctrl-C raises KeyboardInterrupt within a round. Interrupted, every emulator stops at a
+    /// frame boundary; environments whose job had finished have their outputs written, the
+    /// others keep their previous outputs and episode step count (call `reset` to start clean).
     fn run_jobs(&mut self, py: Python<'_>) -> PyResult<()> {
         self.check_usable()?;
+        for (env, &job) in self.envs.iter_mut().zip(&self.jobs) {
+            env.cursor = Cursor {
+                pending: job != Job::Skip,
+                ..Cursor::default()
+            };
+        }
         let cfg = &self.cfg;
         let out = &self.out;
         let jobs = &self.jobs;
         let actions = &self.actions;
-        let envs = &mut self.envs;
         let pool = &self.pool;
-        let parallel = self.threads > 1 && envs.len() > 1;
-        let work = |(i, env): (usize, &mut Env)| {
-            let r = match jobs[i] {
-                Job::Skip => return,
-                Job::Reset => {
-                    env.reset(cfg);
-                    (0.0, false, false)
+        let parallel = self.threads > 1 && self.envs.len() > 1;
+        let mut force = false;
+        loop {
+            let deadline = Instant::now() + SIGNAL_SLICE;
+            let progressed = AtomicBool::new(false);
+            let left = AtomicBool::new(false);
+            let work = |(i, env): (usize, &mut Env)| {
+                if !env.cursor.pending {
+                    return;
                 }
-                Job::Step => env.step(cfg, actions[i] as usize),
+                let job = jobs[i];
+                if !env.cursor.started && !env.begin(cfg, job) {
+                    env.cursor.pending = false;
+                    return;
+                }
+                let mut ran = false;
+                let done = env.advance(cfg, job, actions[i] as usize, deadline, force, &mut ran);
+                if ran {
+                    progressed.store(true, Ordering::Relaxed);
+                }
+                if !done {
+                    left.store(true, Ordering::Relaxed);
+                    return;
+                }
+                env.cursor.pending = false;
+                let r = env.finish(cfg, job);
+                // Safety: row i is written by this closure only (one environment per index).
+                unsafe { out.write(cfg, i, env, r) };
             };
-            // Safety: row i is written by this closure only (one environment per index).
-            unsafe { out.write(cfg, i, env, r) };
-        };
-        let result = py.allow_threads(|| {
-            catch_unwind(AssertUnwindSafe(|| {
-                if parallel {
-                    pool.install(|| envs.par_iter_mut().enumerate().for_each(work));
-                } else {
-                    envs.iter_mut().enumerate().for_each(work);
-                }
-            }))
-        });
-        if result.is_err() {
-            self.poisoned = true;
-            return Err(PyRuntimeError::new_err(
-                "emurust internal error while stepping the batch; the batch can no longer be used. Please report this with the ROM.",
-            ));
+            let envs = &mut self.envs;
+            let result = py.allow_threads(|| {
+                catch_unwind(AssertUnwindSafe(|| {
+                    if parallel {
+                        pool.install(|| envs.par_iter_mut().enumerate().for_each(work));
+                    } else {
+                        envs.iter_mut().enumerate().for_each(work);
+                    }
+                }))
+            });
+            if result.is_err() {
+                self.poisoned = true;
+                return Err(PyRuntimeError::new_err(
+                    "emurust internal error while stepping the batch; the batch can no longer be used. Please report this with the ROM.",
+                ));
+            }
+            if !left.into_inner() {
+                break;
+            }
+            py.check_signals()?;
+            // A round in which no frame ran (the threads started late) runs a frame regardless.
+            force = !progressed.into_inner();
         }
         for (i, env) in self.envs.iter_mut().enumerate() {
             if let Some(e) = env.error.take() {
@@ -544,7 +670,7 @@ impl Batch {
         let mut ram_ranges = Vec::new();
         for (addr, len) in ram.unwrap_or_default() {
             let a = addr_u16(addr, "ram")?;
-            if len < 1 || addr + len > 0x10000 {
+            if len < 1 || len > 0x10000 - a as i64 {
                 return Err(PyValueError::new_err(format!(
                     "ram: range ({addr:#06x}, {len}) must have length >= 1 and stay below 0x10000"
                 )));
@@ -608,20 +734,23 @@ impl Batch {
             script.push((mask, *frames as u32));
         }
 
-        let threads = match num_threads {
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            Some(t) if (1..=1024).contains(&t) => t as usize,
-            Some(t) => {
-                return Err(PyValueError::new_err(format!(
-                    "num_threads must be between 1 and 1024, got {t}"
-                )))
-            }
-        };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("emurust-batch-{i}"))
-            .build()
-            .map_err(|e| PyRuntimeError::new_err(format!("cannot start the thread pool: {e}")))?;
+        let script_frames: u32 = script
+            .iter()
+            .try_fold(0u32, |t, s| {
+                t.checked_add(s.1).filter(|&t| t <= 100_000_000)
+            })
+            .ok_or_else(|| {
+                PyValueError::new_err("reset_script: more than 100000000 frames in all")
+            })?;
+        let script_left: Vec<u32> = script
+            .iter()
+            .scan(script_frames, |left, s| {
+                *left -= s.1;
+                Some(*left)
+            })
+            .collect();
+
+        let (pool, threads) = pool_for(num_threads)?;
 
         // Emulators: the ROM is loaded once and shared.
         let rom: Arc<[u8]> = load_bytes(rom, "ROM")?.into();
@@ -647,39 +776,48 @@ impl Batch {
                 prev: vec![0.0; terms.len()],
                 steps: 0,
                 error: None,
+                cursor: Cursor::default(),
             });
         }
         drop(first);
 
-        // Output arrays: owned here, shown to Python as read-only views.
+        // Output arrays: their memory is a Rust allocation that NumPy does not own (the
+        // array's base is numpy's Rust container, which has no buffer protocol), so once
+        // marked read-only neither they nor any view of them can be made writeable again.
+        // Python gets these arrays; only the workers write them, through raw pointers.
         let views = PyDict::new(py);
         let mut owned: Vec<PyObject> = Vec::new();
         let mut publish = |name: &str, arr: Bound<'_, PyAny>| -> PyResult<()> {
-            let view = arr.call_method0("view")?;
-            view.getattr("flags")?.setattr("writeable", false)?;
-            views.set_item(name, view)?;
+            arr.getattr("flags")?.setattr("writeable", false)?;
+            views.set_item(name, &arr)?;
             owned.push(arr.unbind());
             Ok(())
         };
+        fn zeros<'py, T: numpy::Element + Default + Clone>(
+            py: Python<'py>,
+            shape: &[usize],
+        ) -> Bound<'py, PyArrayDyn<T>> {
+            PyArrayDyn::from_owned_array(py, ArrayD::<T>::from_elem(IxDyn(shape), T::default()))
+        }
         let mut pixels = Vec::new();
         for &k in kinds.iter().filter(|k| k.needs_pixels()) {
             let mut shape = vec![n];
             shape.extend(k.shape(ram_len));
             let size: usize = shape[1..].iter().product();
-            let arr = PyArrayDyn::<u8>::zeros(py, IxDyn(&shape), false);
+            let arr = zeros::<u8>(py, &shape);
             pixels.push((k, OutPtr(arr.data()), size));
             publish(k.name(), arr.into_any())?;
         }
-        let ram_arr = PyArrayDyn::<u8>::zeros(py, IxDyn(&[n, ram_len]), false);
+        let ram_arr = zeros::<u8>(py, &[n, ram_len]);
         let ram_ptr = OutPtr(ram_arr.data());
         publish("ram", ram_arr.into_any())?;
-        let rewards = PyArrayDyn::<f64>::zeros(py, IxDyn(&[n]), false);
+        let rewards = zeros::<f64>(py, &[n]);
         let rewards_ptr = OutPtr(rewards.data());
         publish("rewards", rewards.into_any())?;
-        let term = PyArrayDyn::<bool>::zeros(py, IxDyn(&[n]), false);
+        let term = zeros::<bool>(py, &[n]);
         let term_ptr = OutPtr(term.data());
         publish("terminated", term.into_any())?;
-        let trunc = PyArrayDyn::<bool>::zeros(py, IxDyn(&[n]), false);
+        let trunc = zeros::<bool>(py, &[n]);
         let trunc_ptr = OutPtr(trunc.data());
         publish("truncated", trunc.into_any())?;
 
@@ -701,6 +839,8 @@ impl Batch {
                 conds,
                 max_episode_steps: max_episode_steps as u64,
                 noop_max: noop_max as u32,
+                script_left,
+                script_frames,
                 reset_script: script,
             },
             out: Outputs {
@@ -719,52 +859,233 @@ impl Batch {
             poisoned: false,
         })
     }
-
     #[getter]
-    fn num_envs(&self) -> usize {
-        self.envs.len()
+    fn num_envs(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_num_envs(&this))
     }
 
     #[getter]
-    fn num_actions(&self) -> usize {
-        self.cfg.action_masks.len()
+    fn num_actions(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_num_actions(&this))
     }
 
     /// Button mask of each action (bit 0 right, 1 left, 2 up, 3 down, 4 a, 5 b, 6 select, 7 start).
     #[getter]
-    fn action_masks(&self) -> Vec<u16> {
-        self.cfg.action_masks.iter().map(|&m| m as u16).collect()
+    fn action_masks(slf: &Bound<'_, Self>) -> PyResult<Vec<u16>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_action_masks(&this))
     }
 
     #[getter]
-    fn num_threads(&self) -> usize {
-        self.threads
+    fn num_threads(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_num_threads(&this))
     }
 
     #[getter]
-    fn frame_skip(&self) -> u32 {
-        self.cfg.frame_skip
+    fn frame_skip(slf: &Bound<'_, Self>) -> PyResult<u32> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_frame_skip(&this))
     }
 
     #[getter]
-    fn press_frames(&self) -> u32 {
-        self.cfg.press_frames
+    fn press_frames(slf: &Bound<'_, Self>) -> PyResult<u32> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_press_frames(&this))
     }
 
     #[getter]
-    fn max_episode_steps(&self) -> u64 {
-        self.cfg.max_episode_steps
+    fn max_episode_steps(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_max_episode_steps(&this))
     }
 
     /// Observation names in the order given.
     #[getter]
-    fn obs_names(&self) -> Vec<&'static str> {
-        self.cfg.obs_kinds.iter().map(|k| k.name()).collect()
+    fn obs_names(slf: &Bound<'_, Self>) -> PyResult<Vec<&'static str>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_obs_names(&this))
     }
 
     /// {name: per-environment shape} of the observations.
     #[getter]
-    fn obs_shapes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn obs_shapes<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Self::impl_obs_shapes(&this, py)
+    }
+
+    /// Read-only views of the output arrays, overwritten by every step/reset:
+    /// one per observation name, plus "ram" (N, K), "rewards" (N,) float64,
+    /// "terminated" and "truncated" (N,) bool.
+    #[getter]
+    fn buffers<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Self::impl_buffers(&this, py)
+    }
+
+    /// Steps taken in each environment's current episode.
+    #[getter]
+    fn episode_steps(slf: &Bound<'_, Self>) -> PyResult<Vec<u64>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_episode_steps(&this))
+    }
+
+    /// Frames each emulator has run since it was created or since the state it loaded was saved.
+    #[getter]
+    fn frame_counts(slf: &Bound<'_, Self>) -> PyResult<Vec<u64>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_frame_counts(&this))
+    }
+
+    /// Seed the reset randomisation: an int seeds environment i with `seed + i`; a list gives
+    /// one seed per environment (None leaves that environment's generator as it is).
+    fn seed(slf: &Bound<'_, Self>, seed: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("Batch"))?;
+        Self::impl_seed(&mut this, seed)
+    }
+
+    /// Reset all environments, or those where `mask` is true. Their rows of every output are
+    /// rewritten (reward 0, not terminated/truncated); other rows are left as they were.
+    #[pyo3(signature = (mask=None))]
+    fn reset(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        mask: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("Batch"))?;
+        Self::impl_reset(&mut this, py, mask)
+    }
+
+    /// Step every environment with `actions` (integer array of shape (N,)); environments where
+    /// `reset_mask` is true are reset instead (their action is ignored, but still validated).
+    /// Ctrl-C during a long step raises KeyboardInterrupt within ~50 ms: every emulator stops
+    /// at a frame boundary, environments that had not finished keep their previous outputs and
+    /// step counts (call `reset` to start clean episodes).
+    #[pyo3(signature = (actions, reset_mask=None))]
+    fn step(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        actions: &Bound<'_, PyAny>,
+        reset_mask: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("Batch"))?;
+        Self::impl_step(&mut this, py, actions, reset_mask)
+    }
+
+    /// Set the state every later reset of environment `env` (or of all, when None) starts
+    /// from: save-state bytes or a path; None for power-on. Checked before anything changes.
+    #[pyo3(signature = (state, env=None))]
+    fn set_start_state(
+        slf: &Bound<'_, Self>,
+        state: Option<&Bound<'_, PyAny>>,
+        env: Option<i64>,
+    ) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("Batch"))?;
+        Self::impl_set_start_state(&mut this, state, env)
+    }
+
+    /// The start state of environment `env`.
+    fn start_state<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+        env: i64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Self::impl_start_state(&this, py, env)
+    }
+
+    /// Save environment `env` now (an emurust save state; its episode bookkeeping is not in it).
+    fn save_state<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+        env: i64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Self::impl_save_state(&this, py, env)
+    }
+
+    /// Load a state into environment `env` (its episode goes on: step count kept, reward deltas
+    /// measured from the loaded values). A foreign or corrupt state raises StateError and
+    /// changes nothing. The observation buffers are updated at the next step.
+    fn load_state(slf: &Bound<'_, Self>, env: i64, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("Batch"))?;
+        Self::impl_load_state(&mut this, env, data)
+    }
+
+    /// Read `length` bytes of environment `env`'s memory without side effects.
+    #[pyo3(signature = (env, addr, length=1))]
+    fn read<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+        env: i64,
+        addr: i64,
+        length: i64,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Self::impl_read(&this, py, env, addr, length)
+    }
+
+    /// Environment `env`'s last drawn screen as a new (144, 160, 3) uint8 RGB array.
+    fn screen_rgb<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+        env: i64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Self::impl_screen_rgb(&this, py, env)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(Self::impl_repr(&this))
+    }
+}
+
+impl Batch {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_num_envs(&self) -> usize {
+        self.envs.len()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_num_actions(&self) -> usize {
+        self.cfg.action_masks.len()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_action_masks(&self) -> Vec<u16> {
+        self.cfg.action_masks.iter().map(|&m| m as u16).collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_num_threads(&self) -> usize {
+        self.threads
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_frame_skip(&self) -> u32 {
+        self.cfg.frame_skip
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_press_frames(&self) -> u32 {
+        self.cfg.press_frames
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_max_episode_steps(&self) -> u64 {
+        self.cfg.max_episode_steps
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_obs_names(&self) -> Vec<&'static str> {
+        self.cfg.obs_kinds.iter().map(|k| k.name()).collect()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_obs_shapes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         for k in &self.cfg.obs_kinds {
             d.set_item(k.name(), PyTuple::new(py, k.shape(self.cfg.ram_len))?)?;
@@ -772,29 +1093,24 @@ impl Batch {
         Ok(d)
     }
 
-    /// Read-only views of the output arrays, overwritten by every step/reset:
-    /// one per observation name, plus "ram" (N, K), "rewards" (N,) float64,
-    /// "terminated" and "truncated" (N,) bool.
-    #[getter]
-    fn buffers<'py>(&self, py: Python<'py>) -> Bound<'py, PyDict> {
-        self.views.bind(py).clone()
+    #[allow(clippy::too_many_arguments)]
+    fn impl_buffers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        // A new dict each time: the batch's own cannot be changed from Python.
+        self.views.bind(py).copy()
     }
 
-    /// Steps taken in each environment's current episode.
-    #[getter]
-    fn episode_steps(&self) -> Vec<u64> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_episode_steps(&self) -> Vec<u64> {
         self.envs.iter().map(|e| e.steps).collect()
     }
 
-    /// Frames each emulator has run since it was created or since the state it loaded was saved.
-    #[getter]
-    fn frame_counts(&self) -> Vec<u64> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_frame_counts(&self) -> Vec<u64> {
         self.envs.iter().map(|e| e.gb.frames).collect()
     }
 
-    /// Seed the reset randomisation: an int seeds environment i with `seed + i`; a list gives
-    /// one seed per environment (None leaves that environment's generator as it is).
-    fn seed(&mut self, seed: &Bound<'_, PyAny>) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_seed(&mut self, seed: &Bound<'_, PyAny>) -> PyResult<()> {
         let n = self.envs.len();
         let seeds: Vec<Option<u64>> = if let Ok(s) = seed.extract::<u64>() {
             (0..n as u64).map(|i| Some(s.wrapping_add(i))).collect()
@@ -820,10 +1136,8 @@ impl Batch {
         Ok(())
     }
 
-    /// Reset all environments, or those where `mask` is true. Their rows of every output are
-    /// rewritten (reward 0, not terminated/truncated); other rows are left as they were.
-    #[pyo3(signature = (mask=None))]
-    fn reset(&mut self, py: Python<'_>, mask: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_reset(&mut self, py: Python<'_>, mask: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         match mask {
             None => self.jobs.fill(Job::Reset),
             Some(m) => read_mask(m, &mut self.jobs, Job::Reset, Job::Skip, "reset mask")?,
@@ -831,10 +1145,8 @@ impl Batch {
         self.run_jobs(py)
     }
 
-    /// Step every environment with `actions` (integer array of shape (N,)); environments where
-    /// `reset_mask` is true are reset instead (their action is ignored, but still validated).
-    #[pyo3(signature = (actions, reset_mask=None))]
-    fn step(
+    #[allow(clippy::too_many_arguments)]
+    fn impl_step(
         &mut self,
         py: Python<'_>,
         actions: &Bound<'_, PyAny>,
@@ -850,10 +1162,8 @@ impl Batch {
         self.run_jobs(py)
     }
 
-    /// Set the state every later reset of environment `env` (or of all, when None) starts
-    /// from: save-state bytes or a path; None for power-on. Checked before anything changes.
-    #[pyo3(signature = (state, env=None))]
-    fn set_start_state(
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_start_state(
         &mut self,
         state: Option<&Bound<'_, PyAny>>,
         env: Option<i64>,
@@ -879,22 +1189,20 @@ impl Batch {
         Ok(())
     }
 
-    /// The start state of environment `env`.
-    fn start_state<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyBytes>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_start_state<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyBytes>> {
         let i = self.env_index(env)?;
         Ok(PyBytes::new(py, &self.envs[i].start))
     }
 
-    /// Save environment `env` now (an emurust save state; its episode bookkeeping is not in it).
-    fn save_state<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyBytes>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_save_state<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyBytes>> {
         let i = self.env_index(env)?;
         Ok(PyBytes::new(py, &self.envs[i].gb.save_state()))
     }
 
-    /// Load a state into environment `env` (its episode goes on: step count kept, reward deltas
-    /// measured from the loaded values). A foreign or corrupt state raises StateError and
-    /// changes nothing. The observation buffers are updated at the next step.
-    fn load_state(&mut self, env: i64, data: &Bound<'_, PyAny>) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_load_state(&mut self, env: i64, data: &Bound<'_, PyAny>) -> PyResult<()> {
         self.check_usable()?;
         let i = self.env_index(env)?;
         let d = load_bytes(data, "state")?;
@@ -908,9 +1216,8 @@ impl Batch {
         Ok(())
     }
 
-    /// Read `length` bytes of environment `env`'s memory without side effects.
-    #[pyo3(signature = (env, addr, length=1))]
-    fn read<'py>(
+    #[allow(clippy::too_many_arguments)]
+    fn impl_read<'py>(
         &self,
         py: Python<'py>,
         env: i64,
@@ -918,7 +1225,7 @@ impl Batch {
         length: i64,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let i = self.env_index(env)?;
-        if !(0..=0xFFFF).contains(&addr) || length < 0 || addr + length > 0x10000 {
+        if !(0..=0xFFFF).contains(&addr) || length < 0 || length > 0x10000 - addr {
             return Err(PyValueError::new_err(format!(
                 "range {addr:#06x}+{length} leaves the 64 KiB address space"
             )));
@@ -930,8 +1237,8 @@ impl Batch {
         Ok(PyBytes::new(py, &v))
     }
 
-    /// Environment `env`'s last drawn screen as a new (144, 160, 3) uint8 RGB array.
-    fn screen_rgb<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyAny>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_screen_rgb<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyAny>> {
         let i = self.env_index(env)?;
         let mut v = vec![0u8; 144 * 160 * 3];
         spec::write_obs(ObsKind::Rgb, &self.envs[i].gb, &[], &mut v);
@@ -939,16 +1246,94 @@ impl Batch {
         Ok(arr.reshape([144, 160, 3])?.into_any())
     }
 
-    fn __repr__(&self) -> String {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_repr(&self) -> String {
         format!(
             "Batch(num_envs={}, num_actions={}, obs={:?}, frame_skip={}, num_threads={})",
             self.envs.len(),
             self.cfg.action_masks.len(),
-            self.obs_names(),
+            self.impl_obs_names(),
             self.cfg.frame_skip,
             self.threads
         )
     }
+}
+
+/// The thread count set by `set_num_threads` (0: not set).
+static CONFIGURED_THREADS: AtomicUsize = AtomicUsize::new(0);
+/// The process-wide pool that batches share (built on first use, rebuilt when resized).
+static SHARED_POOL: Mutex<Option<Arc<rayon::ThreadPool>>> = Mutex::new(None);
+
+fn check_threads(t: i64, what: &str) -> PyResult<usize> {
+    if !(1..=1024).contains(&t) {
+        return Err(PyValueError::new_err(format!(
+            "{what} must be between 1 and 1024, got {t}"
+        )));
+    }
+    Ok(t as usize)
+}
+
+/// Threads of the shared pool: `set_num_threads`, else EMURUST_NUM_THREADS, else the CPUs.
+fn shared_threads() -> PyResult<usize> {
+    let t = CONFIGURED_THREADS.load(Ordering::Relaxed);
+    if t > 0 {
+        return Ok(t);
+    }
+    if let Ok(v) = std::env::var("EMURUST_NUM_THREADS") {
+        let t: i64 = v.trim().parse().map_err(|_| {
+            PyValueError::new_err(format!(
+                "EMURUST_NUM_THREADS must be an integer between 1 and 1024, got {v:?}"
+            ))
+        })?;
+        return check_threads(t, "EMURUST_NUM_THREADS");
+    }
+    Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+fn build_pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("emurust-batch-{i}"))
+        .build()
+        .map(Arc::new)
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the thread pool: {e}")))
+}
+
+/// The pool for a batch asking for `num_threads` (None: the shared size): the shared pool when
+/// the size is the shared one, else a pool of its own.
+fn pool_for(num_threads: Option<i64>) -> PyResult<(Arc<rayon::ThreadPool>, usize)> {
+    let shared = shared_threads()?;
+    let threads = match num_threads {
+        None => shared,
+        Some(t) => check_threads(t, "num_threads")?,
+    };
+    if threads != shared {
+        return Ok((build_pool(threads)?, threads));
+    }
+    let mut slot = SHARED_POOL.lock().unwrap_or_else(|e| e.into_inner());
+    match &*slot {
+        Some(p) if p.current_num_threads() == threads => Ok((p.clone(), threads)),
+        _ => {
+            let p = build_pool(threads)?;
+            *slot = Some(p.clone());
+            Ok((p, threads))
+        }
+    }
+}
+
+/// Set the size of the thread pool that batches share (those created later; a batch keeps
+/// the pool it was created with). Overrides EMURUST_NUM_THREADS.
+#[pyfunction]
+fn set_num_threads(n: i64) -> PyResult<()> {
+    let t = check_threads(n, "num_threads")?;
+    CONFIGURED_THREADS.store(t, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Threads of the shared pool that new batches use by default.
+#[pyfunction]
+fn get_num_threads() -> PyResult<usize> {
+    shared_threads()
 }
 
 /// The default action set as lists of button names.
@@ -968,5 +1353,7 @@ fn default_actions<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Batch>()?;
     m.add_function(wrap_pyfunction!(default_actions, m)?)?;
+    m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
     Ok(())
 }

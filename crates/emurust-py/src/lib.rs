@@ -123,17 +123,18 @@ impl PyGameBoy {
         .map_err(to_py)?;
         Ok(PyGameBoy { gb: Box::new(gb) })
     }
-
     /// True on Game Boy Color hardware (chosen as PyBoy chooses it: see `GameBoy`).
     #[getter]
-    fn cgb(&self) -> bool {
-        self.gb.is_cgb()
+    fn cgb(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_cgb(&this))
     }
 
     /// True in Game Boy Color mode (CGB hardware running a CGB cartridge; PyBoy's `cgb_mode`).
     #[getter]
-    fn cgb_mode(&self) -> bool {
-        self.gb.is_cgb_mode()
+    fn cgb_mode(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_cgb_mode(&this))
     }
 
     /// Whether the sound unit is emulated (PyBoy's `sound_emulated`).
@@ -149,35 +150,552 @@ impl PyGameBoy {
     }
 
     #[pyo3(signature = (frames=1, render=true, sound=true))]
-    fn tick(&mut self, py: Python<'_>, frames: i64, render: bool, sound: bool) -> PyResult<()> {
+    fn tick(
+        slf: &Bound<'_, Self>,
+        py: Python<'_>,
+        frames: i64,
+        render: bool,
+        sound: bool,
+    ) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_tick(&mut this, py, frames, render, sound)
+    }
+
+    #[getter]
+    fn frame_count(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_frame_count(&this))
+    }
+
+    /// Instructions executed since this emulator was created (statistics only).
+    #[getter]
+    fn instructions(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_instructions(&this))
+    }
+
+    #[getter]
+    fn cycles(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_cycles(&this))
+    }
+
+    /// CPU registers and interrupt state as a dict.
+    fn registers<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_registers(&this, py)
+    }
+
+    /// Set one CPU register by name.
+    fn set_register(slf: &Bound<'_, Self>, name: &str, value: u32) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_set_register(&mut this, name, value)
+    }
+
+    /// Read `length` bytes from `addr` without side effects.
+    #[pyo3(signature = (addr, length=None))]
+    fn read<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+        addr: i64,
+        length: Option<i64>,
+    ) -> PyResult<PyObject> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_read(&this, py, addr, length)
+    }
+
+    /// Write a byte as the CPU would (MBC registers and I/O react).
+    fn write(slf: &Bound<'_, Self>, addr: i64, value: i64) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_write(&mut this, addr, value)
+    }
+
+    /// Read from a specific ROM bank (addr 0x0000-0x7FFF, taken modulo 16 KiB).
+    fn read_rom_bank(slf: &Bound<'_, Self>, bank: i64, addr: i64) -> PyResult<u8> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_read_rom_bank(&this, bank, addr)
+    }
+
+    /// Read one byte of a given bank, as PyBoy's `memory[bank, addr]`: ROM banks at 0x0000-0x7FFF
+    /// (the offset within the bank is addr & 0x3FFF) and cartridge RAM banks at 0xA000-0xBFFF.
+    fn read_banked(slf: &Bound<'_, Self>, bank: i64, addr: i64) -> PyResult<u8> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_read_banked(&this, bank, addr)
+    }
+
+    /// Game Boy Color: VRAM bank 1 (8 KiB), whatever bank the CPU sees.
+    fn vram_bank1<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_vram_bank1(&this, py)
+    }
+
+    /// Game Boy Color: all 32 KiB of work RAM in bank order (bank 0 first), whatever bank the
+    /// CPU sees.
+    fn wram_banks<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_wram_banks(&this, py)
+    }
+
+    /// Bytes written to the serial port so far (test ROMs report here).
+    fn serial_output<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_serial_output(&this, py))
+    }
+
+    fn clear_serial_output(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_clear_serial_output(&mut this);
+        Ok(())
+    }
+
+    fn button_press(slf: &Bound<'_, Self>, name: &str) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_button_press(&mut this, name)
+    }
+
+    fn button_release(slf: &Bound<'_, Self>, name: &str) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_button_release(&mut this, name)
+    }
+
+    /// Held buttons as a bit mask (bit 0 right, 1 left, 2 up, 3 down, 4 a, 5 b, 6 select, 7 start).
+    #[getter]
+    fn buttons(slf: &Bound<'_, Self>) -> PyResult<u8> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_buttons(&this))
+    }
+
+    #[setter]
+    fn set_buttons(slf: &Bound<'_, Self>, mask: u8) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_set_buttons(&mut this, mask);
+        Ok(())
+    }
+
+    fn save_state<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_save_state(&this, py))
+    }
+
+    fn load_state(slf: &Bound<'_, Self>, data: &[u8]) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_load_state(&mut this, data)
+    }
+
+    /// The machine as a PyBoy 2.8.1 save state (what `PyBoy.save_state` writes).
+    fn save_pyboy_state<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_save_pyboy_state(&this, py))
+    }
+
+    /// Load a PyBoy 2.8.1 save state (bytes, or a path to a `.state` file) of this ROM.
+    fn load_pyboy_state(slf: &Bound<'_, Self>, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_load_pyboy_state(&mut this, state)
+    }
+
+    /// All external cartridge RAM (every bank).
+    fn cartridge_ram<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_cartridge_ram(&this, py))
+    }
+
+    fn set_cartridge_ram(slf: &Bound<'_, Self>, data: &[u8]) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_set_cartridge_ram(&mut this, data)
+    }
+
+    /// What a battery keeps (cartridge RAM, plus the RTC for MBC3+TIMER), or None.
+    fn battery_save<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_battery_save(&this, py))
+    }
+
+    fn load_battery_save(slf: &Bound<'_, Self>, data: &[u8]) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_load_battery_save(&mut this, data)
+    }
+
+    /// The screen, zero-copy: a read-only (144, 160, 4) uint8 RGBA view of the emulator's own
+    /// picture buffer (PyBoy's `screen.ndarray` layout and colours). It changes as frames are
+    /// drawn; copy it to keep a frame.
+    #[getter]
+    fn screen<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray3<u8>>> {
+        let arr = {
+            let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+            let view = ArrayView3::from_shape((144, 160, 4), this.gb.bus.lcd.screen_rgba())
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            // SAFETY: the buffer lives in the boxed emulator owned by `slf`, which the array keeps
+            // alive as its base; it is never reallocated (state loads copy into it).
+            unsafe { PyArray3::borrow_from_array(&view, slf.clone().into_any()) }
+        };
+        arr.getattr("flags")?.setattr("writeable", false)?;
+        Ok(arr)
+    }
+    /// Zero-copy read-only (144, 160) uint8 8-bit grey view: on the DMG the red channel of
+    /// `screen` (the DMG palette is grey, so R = G = B); on Game Boy Color hardware the grey
+    /// level PIL's `Image.convert("L")` gives each pixel (ITU-R 601-2 luma), i.e. exactly
+    /// `numpy.asarray(pyboy.screen.image.convert("L"))`.
+    #[getter]
+    fn screen_grey<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+        let arr = {
+            let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+            let view = if this.gb.is_cgb() {
+                // Game Boy Color: the grey copy the renderer keeps (PIL's convert("L")).
+                ArrayView2::from_shape((144, 160), this.gb.bus.lcd.screen_grey())
+            } else {
+                let data = this.gb.bus.lcd.screen_rgba();
+                ArrayView2::from_shape((144, 160).strides((160 * 4, 4)), data)
+            }
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            // SAFETY: as for `screen`.
+            unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) }
+        };
+        arr.getattr("flags")?.setattr("writeable", false)?;
+        Ok(arr)
+    }
+    /// Zero-copy read-only (144, 160) uint8 view of the shade indices 0-3 after palette mapping.
+    #[getter]
+    fn screen_shade<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+        let arr = {
+            let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+            let view = ArrayView2::from_shape((144, 160), this.gb.bus.lcd.screen_shades())
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+            // SAFETY: as for `screen`.
+            unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) }
+        };
+        arr.getattr("flags")?.setattr("writeable", false)?;
+        Ok(arr)
+    }
+    /// The screen as a (144, 160, 4) uint8 RGBA array (PyBoy's `screen.ndarray` layout).
+    fn screen_rgba<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, PyArray3<u8>>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_screen_rgba(&this, py)
+    }
+
+    /// The screen as (144, 160) shade indices 0-3.
+    fn screen_shades<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, PyArray2<u8>>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_screen_shades(&this, py)
+    }
+
+    /// Development aid: run the boot ROM until it unmaps itself (mid-frame). See the core docs.
+    fn _run_until_boot_rom_unmapped(slf: &Bound<'_, Self>, max_frames: u32) -> PyResult<bool> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_run_until_boot_rom_unmapped(&mut this, max_frames)
+    }
+
+    /// Audio samples of the last sampled frame: int8 stereo interleaved, as PyBoy's
+    /// `sound.ndarray` (flattened).
+    fn sound_samples<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, PyArray2<i8>>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_sound_samples(&this, py)
+    }
+
+    /// Addresses of the last 32 instructions executed, oldest first.
+    fn pc_trace(slf: &Bound<'_, Self>) -> PyResult<Vec<u16>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_pc_trace(&this))
+    }
+
+    /// LD B,B (opcode 0x40), the breakpoint of emulator test ROMs: None if none executed yet,
+    /// else {"count": executions so far, "pc": address of the first, and the registers
+    /// "a".."l", "sp" when the first executed}. Not part of save states.
+    fn ld_b_b<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_ld_b_b(&this, py)
+    }
+
+    #[getter]
+    fn title(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_title(&this))
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Host access used by `emurust.PyBoy` (PyBoy 2.8.1's API). Each reproduces what one
+    // PyBoy internal does; see `emurust/pyboy_api/` for how they combine.
+    /// One CPU register by name (a, f, b, c, d, e, h, l, hl, sp, pc).
+    fn register(slf: &Bound<'_, Self>, name: &str) -> PyResult<u16> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_register(&this, name)
+    }
+
+    /// Read `addr` as PyBoy's `memory[addr]` does: a CPU read now, with its side effects.
+    fn read_cpu(slf: &Bound<'_, Self>, addr: i64) -> PyResult<u8> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_read_cpu(&mut this, addr)
+    }
+
+    /// `read_cpu` for every address of `range(start, stop, step)`, in order.
+    fn read_cpu_range(
+        slf: &Bound<'_, Self>,
+        start: i64,
+        stop: i64,
+        step: i64,
+    ) -> PyResult<Vec<u8>> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_read_cpu_range(&mut this, start, stop, step)
+    }
+
+    /// PyBoy's tile-map reads for rows `ys` x columns `xs` (one list per row): before each
+    /// tile, when `refresh`, LCDC is read (selecting the map with `lcdc_map_bit`, 0x08 for the
+    /// background or 0x40 for the window, and signed tile numbers when bit 4 is clear); then
+    /// the map byte is read and turned into PyBoy's tile identifier. Returns the identifiers
+    /// and the map base and signedness in effect at the end. Coordinates must be 0-31.
+    #[allow(clippy::too_many_arguments)]
+    fn tilemap_read(
+        slf: &Bound<'_, Self>,
+        lcdc_map_bit: u8,
+        xs: Vec<u16>,
+        ys: Vec<u16>,
+        refresh: bool,
+        map_offset: u16,
+        signed: bool,
+    ) -> PyResult<(Vec<Vec<u16>>, u16, bool)> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_tilemap_read(&mut this, lcdc_map_bit, xs, ys, refresh, map_offset, signed)
+    }
+
+    /// OAM (160 bytes) and LCDC as PyBoy's sprite objects read them (bus reads, now).
+    fn oam_read<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyBytes>, u8)> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_oam_read(&mut this, py)
+    }
+
+    /// Enable 0xDB as PyBoy's breakpoint opcode (only while hooks are registered; `tick`
+    /// must not be used then, see `run_to_break`).
+    fn set_breakpoints_enabled(slf: &Bound<'_, Self>, on: bool) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_set_breakpoints_enabled(&mut this, on);
+        Ok(())
+    }
+
+    /// Start a frame (what PyBoy does before running one): render and sound flags.
+    fn begin_frame(slf: &Bound<'_, Self>, render: bool, sound: bool) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_begin_frame(&mut this, render, sound);
+        Ok(())
+    }
+
+    /// Run the frame until it ends (True) or a breakpoint stops it (False).
+    fn run_to_break(slf: &Bound<'_, Self>, py: Python<'_>) -> PyResult<bool> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_run_to_break(&mut this, py)
+    }
+
+    /// PyBoy's single step after a hook (one 4-cycle slice); True if it hit a breakpoint.
+    fn single_step(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_single_step(&mut this)
+    }
+
+    #[getter]
+    fn frame_done(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_frame_done(&this))
+    }
+
+    /// Count a frame that ended during `single_step`.
+    fn count_frame(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_count_frame(&mut this);
+        Ok(())
+    }
+
+    /// The boot ROM's byte (None without a boot ROM or past its end).
+    fn boot_rom_byte(slf: &Bound<'_, Self>, i: usize) -> PyResult<Option<u8>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_boot_rom_byte(&this, i))
+    }
+
+    fn set_boot_rom_byte(slf: &Bound<'_, Self>, i: usize, value: u8) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_set_boot_rom_byte(&mut this, i, value)
+    }
+
+    #[getter]
+    fn boot_rom_mapped(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_boot_rom_mapped(&this))
+    }
+
+    /// Overwrite a ROM byte of a bank (offset 0-0x3FFF); not part of save states.
+    fn override_rom(slf: &Bound<'_, Self>, bank: usize, offset: usize, value: u8) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_override_rom(&mut this, bank, offset, value)
+    }
+
+    /// VRAM byte `i` (0-0x1FFF), directly.
+    fn vram_byte(slf: &Bound<'_, Self>, i: usize) -> PyResult<u8> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_vram_byte(&this, i)
+    }
+
+    fn set_vram_byte(slf: &Bound<'_, Self>, i: usize, value: u8) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_set_vram_byte(&mut this, i, value)
+    }
+
+    /// Work RAM byte `i` (0-0x1FFF), directly.
+    fn wram_byte(slf: &Bound<'_, Self>, i: usize) -> PyResult<u8> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_wram_byte(&this, i)
+    }
+
+    fn set_wram_byte(slf: &Bound<'_, Self>, i: usize, value: u8) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_set_wram_byte(&mut this, i, value)
+    }
+
+    /// Cartridge RAM byte `offset` (0-0x1FFF) of `bank`, directly (None past the end).
+    fn cart_ram_byte(slf: &Bound<'_, Self>, bank: usize, offset: usize) -> PyResult<Option<u8>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_cart_ram_byte(&this, bank, offset))
+    }
+
+    fn set_cart_ram_byte(
+        slf: &Bound<'_, Self>,
+        bank: usize,
+        offset: usize,
+        value: u8,
+    ) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_set_cart_ram_byte(&mut this, bank, offset, value)
+    }
+
+    /// Static cartridge facts: rom_banks, ram_banks, battery, rtc, cgb_flag (byte 0x143).
+    fn cartridge_info<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Self::impl_cartridge_info(&this, py)
+    }
+
+    /// (ROM bank at 4000-7FFF, selected RAM bank or RTC register): PyBoy's
+    /// `rombank_selected`, `rambank_selected`.
+    fn selected_banks(slf: &Bound<'_, Self>) -> PyResult<(usize, usize)> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_selected_banks(&this))
+    }
+
+    /// Set DIV keeping the counter's low byte (PyBoy game wrappers' `timer_div`).
+    fn set_div(slf: &Bound<'_, Self>, value: u8) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_set_div(&mut this, value);
+        Ok(())
+    }
+
+    /// Per screen line: [SCX, SCY, WX, WY] as drawn.
+    fn line_parameters(slf: &Bound<'_, Self>) -> PyResult<Vec<[u8; 4]>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_line_parameters(&this))
+    }
+
+    /// The whole sound sample buffer (int8, interleaved stereo) and the number of valid values.
+    fn sound_buffer<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyArray1<i8>>, usize)> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_sound_buffer(&this, py))
+    }
+
+    /// Length of a PyBoy 2.8.1 state of this cartridge, and the renderer section's offset.
+    fn pyboy_state_layout(slf: &Bound<'_, Self>) -> PyResult<(usize, usize)> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(Self::impl_pyboy_state_layout(&this))
+    }
+}
+
+impl PyGameBoy {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_cgb(&self) -> bool {
+        self.gb.is_cgb()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_cgb_mode(&self) -> bool {
+        self.gb.is_cgb_mode()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_tick(
+        &mut self,
+        py: Python<'_>,
+        frames: i64,
+        render: bool,
+        sound: bool,
+    ) -> PyResult<()> {
         if frames < 0 || frames > u32::MAX as i64 {
             return Err(PyValueError::new_err(format!(
                 "frames must be between 0 and {}, got {frames}",
                 u32::MAX
             )));
         }
+        // Frames run with the GIL released, in slices of about `SIGNAL_SLICE`; between slices
+        // pending signals are handled (Ctrl-C raises KeyboardInterrupt here), so a long call
+        // stops within a slice and leaves the emulator at a frame boundary. Running frame by
+        // frame is exactly `tick(frames)`: only the call's last frame is drawn and sampled.
+        let mut left = frames as u32;
         let gb = &mut self.gb;
-        py.allow_threads(|| guarded("tick", || gb.tick(frames as u32, render, sound)))
+        while left > 0 {
+            let deadline = std::time::Instant::now() + SIGNAL_SLICE;
+            let ran = py.allow_threads(|| {
+                guarded("tick", || {
+                    let mut n = 0;
+                    while n < left {
+                        let last = n + 1 == left;
+                        gb.tick(1, render && last, sound && last);
+                        n += 1;
+                        if std::time::Instant::now() >= deadline {
+                            break;
+                        }
+                    }
+                    n
+                })
+            })?;
+            left -= ran;
+            if left > 0 {
+                py.check_signals()?;
+            }
+        }
+        Ok(())
     }
 
-    #[getter]
-    fn frame_count(&self) -> u64 {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_frame_count(&self) -> u64 {
         self.gb.frames
     }
 
-    /// Instructions executed since this emulator was created (statistics only).
-    #[getter]
-    fn instructions(&self) -> u64 {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_instructions(&self) -> u64 {
         self.gb.instructions
     }
 
-    #[getter]
-    fn cycles(&self) -> u64 {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_cycles(&self) -> u64 {
         self.gb.bus.cycles
     }
 
-    /// CPU registers and interrupt state as a dict.
-    fn registers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_registers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.gb.cpu.r;
         let d = PyDict::new(py);
         for (k, v) in [
@@ -200,8 +718,8 @@ impl PyGameBoy {
         Ok(d)
     }
 
-    /// Set one CPU register by name.
-    fn set_register(&mut self, name: &str, value: u32) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_register(&mut self, name: &str, value: u32) -> PyResult<()> {
         let r = &mut self.gb.cpu.r;
         let byte = || -> PyResult<u8> {
             u8::try_from(value).map_err(|_| {
@@ -230,9 +748,13 @@ impl PyGameBoy {
         Ok(())
     }
 
-    /// Read `length` bytes from `addr` without side effects.
-    #[pyo3(signature = (addr, length=None))]
-    fn read<'py>(&self, py: Python<'py>, addr: i64, length: Option<i64>) -> PyResult<PyObject> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_read<'py>(
+        &self,
+        py: Python<'py>,
+        addr: i64,
+        length: Option<i64>,
+    ) -> PyResult<PyObject> {
         check_addr(addr)?;
         match length {
             None => Ok(self
@@ -243,7 +765,7 @@ impl PyGameBoy {
                 .into_any()
                 .unbind()),
             Some(n) => {
-                if n < 0 || addr + n > 0x10000 {
+                if n < 0 || n > 0x10000 - addr {
                     return Err(PyValueError::new_err(format!(
                         "range {addr:#06x}+{n} leaves the 64 KiB address space"
                     )));
@@ -256,8 +778,8 @@ impl PyGameBoy {
         }
     }
 
-    /// Write a byte as the CPU would (MBC registers and I/O react).
-    fn write(&mut self, addr: i64, value: i64) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_write(&mut self, addr: i64, value: i64) -> PyResult<()> {
         check_addr(addr)?;
         if !(0..=255).contains(&value) {
             return Err(PyValueError::new_err(format!(
@@ -267,21 +789,27 @@ impl PyGameBoy {
         guarded("write", || self.gb.bus.poke(addr as u16, value as u8))
     }
 
-    /// Read from a specific ROM bank (addr 0x0000-0x7FFF, taken modulo 16 KiB).
-    fn read_rom_bank(&self, bank: usize, addr: u16) -> PyResult<u8> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_read_rom_bank(&self, bank: i64, addr: i64) -> PyResult<u8> {
+        check_addr(addr)?;
+        let addr = addr as u16;
+        let bank = check_bank(bank)?;
         self.gb.bus.cart.read_rom_banked(bank, addr).ok_or_else(|| {
             PyValueError::new_err(format!("ROM bank {bank} does not exist on this cartridge"))
         })
     }
 
-    /// Read one byte of a given bank, as PyBoy's `memory[bank, addr]`: ROM banks at 0x0000-0x7FFF
-    /// (the offset within the bank is addr & 0x3FFF) and cartridge RAM banks at 0xA000-0xBFFF.
-    fn read_banked(&self, bank: usize, addr: u16) -> PyResult<u8> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_read_banked(&self, bank: i64, addr: i64) -> PyResult<u8> {
+        check_addr(addr)?;
+        let addr = addr as u16;
+        let bank = check_bank(bank)?;
         match addr {
-            0x0000..=0x7FFF => self.read_rom_bank(bank, addr),
+            0x0000..=0x7FFF => self.impl_read_rom_bank(bank as i64, addr as i64),
             0xA000..=0xBFFF => {
                 let ram = self.gb.bus.cart.ram();
-                ram.get(bank * 0x2000 + (addr as usize - 0xA000))
+                bank.checked_mul(0x2000)
+                    .and_then(|b| ram.get(b + (addr as usize - 0xA000)))
                     .copied()
                     .ok_or_else(|| {
                         PyValueError::new_err(format!(
@@ -314,8 +842,8 @@ impl PyGameBoy {
         }
     }
 
-    /// Game Boy Color: VRAM bank 1 (8 KiB), whatever bank the CPU sees.
-    fn vram_bank1<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_vram_bank1<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         if !self.gb.is_cgb() {
             return Err(PyValueError::new_err(
                 "VRAM bank 1 exists on Game Boy Color hardware only",
@@ -324,9 +852,8 @@ impl PyGameBoy {
         Ok(PyBytes::new(py, &self.gb.bus.lcd.cgb.vram1))
     }
 
-    /// Game Boy Color: all 32 KiB of work RAM in bank order (bank 0 first), whatever bank the
-    /// CPU sees.
-    fn wram_banks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_wram_banks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         if !self.gb.is_cgb() {
             return Err(PyValueError::new_err(
                 "work RAM banks exist on Game Boy Color hardware only",
@@ -335,65 +862,70 @@ impl PyGameBoy {
         Ok(PyBytes::new(py, &self.gb.bus.wram_all()))
     }
 
-    /// Bytes written to the serial port so far (test ROMs report here).
-    fn serial_output<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_serial_output<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, self.gb.bus.serial.sent())
     }
 
-    fn clear_serial_output(&mut self) {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_clear_serial_output(&mut self) {
         self.gb.bus.serial.clear_sent();
     }
 
-    fn button_press(&mut self, name: &str) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_button_press(&mut self, name: &str) -> PyResult<()> {
         let m = button_mask(name)?;
         let p = self.gb.bus.joypad.pressed();
         self.gb.set_buttons(p | m);
         Ok(())
     }
 
-    fn button_release(&mut self, name: &str) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_button_release(&mut self, name: &str) -> PyResult<()> {
         let m = button_mask(name)?;
         let p = self.gb.bus.joypad.pressed();
         self.gb.set_buttons(p & !m);
         Ok(())
     }
 
-    /// Held buttons as a bit mask (bit 0 right, 1 left, 2 up, 3 down, 4 a, 5 b, 6 select, 7 start).
-    #[getter]
-    fn buttons(&self) -> u8 {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_buttons(&self) -> u8 {
         self.gb.bus.joypad.pressed()
     }
 
-    #[setter]
-    fn set_buttons(&mut self, mask: u8) {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_buttons(&mut self, mask: u8) {
         self.gb.set_buttons(mask);
     }
 
-    fn save_state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_save_state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.gb.save_state())
     }
 
-    fn load_state(&mut self, data: &[u8]) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_load_state(&mut self, data: &[u8]) -> PyResult<()> {
         guarded("load_state", || self.gb.load_state(data))?.map_err(to_py)
     }
 
-    /// The machine as a PyBoy 2.8.1 save state (what `PyBoy.save_state` writes).
-    fn save_pyboy_state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_save_pyboy_state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.gb.save_pyboy_state())
     }
 
-    /// Load a PyBoy 2.8.1 save state (bytes, or a path to a `.state` file) of this ROM.
-    fn load_pyboy_state(&mut self, state: &Bound<'_, PyAny>) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_load_pyboy_state(&mut self, state: &Bound<'_, PyAny>) -> PyResult<()> {
         let data = load_bytes(state, "PyBoy state")?;
         guarded("load_pyboy_state", || self.gb.load_pyboy_state(&data))?.map_err(to_py)
     }
 
-    /// All external cartridge RAM (every bank).
-    fn cartridge_ram<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_cartridge_ram<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, self.gb.bus.cart.ram())
     }
 
-    fn set_cartridge_ram(&mut self, data: &[u8]) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_cartridge_ram(&mut self, data: &[u8]) -> PyResult<()> {
         let ram = self.gb.bus.cart.ram_mut();
         if ram.len() != data.len() {
             return Err(PyValueError::new_err(format!(
@@ -406,90 +938,36 @@ impl PyGameBoy {
         Ok(())
     }
 
-    /// What a battery keeps (cartridge RAM, plus the RTC for MBC3+TIMER), or None.
-    fn battery_save<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_battery_save<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
         self.gb.bus.cart.battery_ram().map(|b| PyBytes::new(py, &b))
     }
 
-    fn load_battery_save(&mut self, data: &[u8]) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_load_battery_save(&mut self, data: &[u8]) -> PyResult<()> {
         self.gb.bus.cart.load_battery_ram(data).map_err(to_py)
     }
 
-    /// The screen, zero-copy: a read-only (144, 160, 4) uint8 RGBA view of the emulator's own
-    /// picture buffer (PyBoy's `screen.ndarray` layout and colours). It changes as frames are
-    /// drawn; copy it to keep a frame.
-    #[getter]
-    fn screen<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray3<u8>>> {
-        let arr = {
-            let this = slf.borrow();
-            let view = ArrayView3::from_shape((144, 160, 4), this.gb.bus.lcd.screen_rgba())
-                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-            // SAFETY: the buffer lives in the boxed emulator owned by `slf`, which the array keeps
-            // alive as its base; it is never reallocated (state loads copy into it).
-            unsafe { PyArray3::borrow_from_array(&view, slf.clone().into_any()) }
-        };
-        arr.getattr("flags")?.setattr("writeable", false)?;
-        Ok(arr)
-    }
-
-    /// Zero-copy read-only (144, 160) uint8 8-bit grey view: on the DMG the red channel of
-    /// `screen` (the DMG palette is grey, so R = G = B); on Game Boy Color hardware the grey
-    /// level PIL's `Image.convert("L")` gives each pixel (ITU-R 601-2 luma), i.e. exactly
-    /// `numpy.asarray(pyboy.screen.image.convert("L"))`.
-    #[getter]
-    fn screen_grey<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<u8>>> {
-        let arr = {
-            let this = slf.borrow();
-            let view = if this.gb.is_cgb() {
-                // Game Boy Color: the grey copy the renderer keeps (PIL's convert("L")).
-                ArrayView2::from_shape((144, 160), this.gb.bus.lcd.screen_grey())
-            } else {
-                let data = this.gb.bus.lcd.screen_rgba();
-                ArrayView2::from_shape((144, 160).strides((160 * 4, 4)), data)
-            }
-            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-            // SAFETY: as for `screen`.
-            unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) }
-        };
-        arr.getattr("flags")?.setattr("writeable", false)?;
-        Ok(arr)
-    }
-
-    /// Zero-copy read-only (144, 160) uint8 view of the shade indices 0-3 after palette mapping.
-    #[getter]
-    fn screen_shade<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, PyArray2<u8>>> {
-        let arr = {
-            let this = slf.borrow();
-            let view = ArrayView2::from_shape((144, 160), this.gb.bus.lcd.screen_shades())
-                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-            // SAFETY: as for `screen`.
-            unsafe { PyArray2::borrow_from_array(&view, slf.clone().into_any()) }
-        };
-        arr.getattr("flags")?.setattr("writeable", false)?;
-        Ok(arr)
-    }
-
-    /// The screen as a (144, 160, 4) uint8 RGBA array (PyBoy's `screen.ndarray` layout).
-    fn screen_rgba<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<u8>>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_screen_rgba<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray3<u8>>> {
         let flat = PyArray1::from_slice(py, self.gb.bus.lcd.screen_rgba());
         flat.reshape([144, 160, 4])
     }
 
-    /// The screen as (144, 160) shade indices 0-3.
-    fn screen_shades<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u8>>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_screen_shades<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<u8>>> {
         let flat = PyArray1::from_slice(py, self.gb.bus.lcd.screen_shades());
         flat.reshape([144, 160])
     }
 
-    /// Development aid: run the boot ROM until it unmaps itself (mid-frame). See the core docs.
-    fn _run_until_boot_rom_unmapped(&mut self, max_frames: u32) -> PyResult<bool> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_run_until_boot_rom_unmapped(&mut self, max_frames: u32) -> PyResult<bool> {
         let gb = &mut self.gb;
         guarded("boot", || gb.run_until_boot_rom_unmapped(max_frames))
     }
 
-    /// Audio samples of the last sampled frame: int8 stereo interleaved, as PyBoy's
-    /// `sound.ndarray` (flattened).
-    fn sound_samples<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<i8>>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_sound_samples<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<i8>>> {
         if !self.gb.options().sound.emulated {
             // As PyBoy's `sound.ndarray` (PyBoyFeatureDisabledError).
             return Err(EmurustError::new_err(
@@ -500,15 +978,13 @@ impl PyGameBoy {
         PyArray1::from_slice(py, s).reshape([s.len() / 2, 2])
     }
 
-    /// Addresses of the last 32 instructions executed, oldest first.
-    fn pc_trace(&self) -> Vec<u16> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_pc_trace(&self) -> Vec<u16> {
         self.gb.pc_trace()
     }
 
-    /// LD B,B (opcode 0x40), the breakpoint of emulator test ROMs: None if none executed yet,
-    /// else {"count": executions so far, "pc": address of the first, and the registers
-    /// "a".."l", "sp" when the first executed}. Not part of save states.
-    fn ld_b_b<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_ld_b_b<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let seen = self.gb.cpu.ld_b_b;
         let Some((pc, r)) = seen.first else {
             return Ok(None);
@@ -532,17 +1008,13 @@ impl PyGameBoy {
         Ok(Some(d))
     }
 
-    #[getter]
-    fn title(&self) -> String {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_title(&self) -> String {
         self.gb.bus.cart.header().title.clone()
     }
 
-    // ------------------------------------------------------------------------------------
-    // Host access used by `emurust.PyBoy` (PyBoy 2.8.1's API). Each reproduces what one
-    // PyBoy internal does; see `emurust/pyboy_api/` for how they combine.
-
-    /// One CPU register by name (a, f, b, c, d, e, h, l, hl, sp, pc).
-    fn register(&self, name: &str) -> PyResult<u16> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_register(&self, name: &str) -> PyResult<u16> {
         let r = &self.gb.cpu.r;
         Ok(match name.to_ascii_lowercase().as_str() {
             "a" => r.a as u16,
@@ -560,15 +1032,15 @@ impl PyGameBoy {
         })
     }
 
-    /// Read `addr` as PyBoy's `memory[addr]` does: a CPU read now, with its side effects.
-    fn read_cpu(&mut self, addr: i64) -> PyResult<u8> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_read_cpu(&mut self, addr: i64) -> PyResult<u8> {
         check_addr(addr)?;
         let gb = &mut self.gb;
         guarded("read", || gb.read_cpu(addr as u16))
     }
 
-    /// `read_cpu` for every address of `range(start, stop, step)`, in order.
-    fn read_cpu_range(&mut self, start: i64, stop: i64, step: i64) -> PyResult<Vec<u8>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_read_cpu_range(&mut self, start: i64, stop: i64, step: i64) -> PyResult<Vec<u8>> {
         if step <= 0 || start < 0 || stop > 0x10000 {
             return Err(PyValueError::new_err("bad address range"));
         }
@@ -581,13 +1053,8 @@ impl PyGameBoy {
         })
     }
 
-    /// PyBoy's tile-map reads for rows `ys` x columns `xs` (one list per row): before each
-    /// tile, when `refresh`, LCDC is read (selecting the map with `lcdc_map_bit`, 0x08 for the
-    /// background or 0x40 for the window, and signed tile numbers when bit 4 is clear); then
-    /// the map byte is read and turned into PyBoy's tile identifier. Returns the identifiers
-    /// and the map base and signedness in effect at the end. Coordinates must be 0-31.
     #[allow(clippy::too_many_arguments)]
-    fn tilemap_read(
+    fn impl_tilemap_read(
         &mut self,
         lcdc_map_bit: u8,
         xs: Vec<u16>,
@@ -628,8 +1095,8 @@ impl PyGameBoy {
         Ok((rows, map_offset, signed))
     }
 
-    /// OAM (160 bytes) and LCDC as PyBoy's sprite objects read them (bus reads, now).
-    fn oam_read<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyBytes>, u8)> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_oam_read<'py>(&mut self, py: Python<'py>) -> PyResult<(Bound<'py, PyBytes>, u8)> {
         let gb = &mut self.gb;
         let (oam, lcdc) = guarded("read", || {
             let oam: Vec<u8> = (0xFE00u16..0xFEA0).map(|a| gb.read_cpu(a)).collect();
@@ -638,45 +1105,45 @@ impl PyGameBoy {
         Ok((PyBytes::new(py, &oam), lcdc))
     }
 
-    /// Enable 0xDB as PyBoy's breakpoint opcode (only while hooks are registered; `tick`
-    /// must not be used then, see `run_to_break`).
-    fn set_breakpoints_enabled(&mut self, on: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_breakpoints_enabled(&mut self, on: bool) {
         self.gb.set_breakpoints_enabled(on);
     }
 
-    /// Start a frame (what PyBoy does before running one): render and sound flags.
-    fn begin_frame(&mut self, render: bool, sound: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_begin_frame(&mut self, render: bool, sound: bool) {
         self.gb.begin_frame(render, sound);
     }
 
-    /// Run the frame until it ends (True) or a breakpoint stops it (False).
-    fn run_to_break(&mut self, py: Python<'_>) -> PyResult<bool> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_run_to_break(&mut self, py: Python<'_>) -> PyResult<bool> {
         let gb = &mut self.gb;
         py.allow_threads(|| guarded("tick", || gb.run_to_break()))
     }
 
-    /// PyBoy's single step after a hook (one 4-cycle slice); True if it hit a breakpoint.
-    fn single_step(&mut self) -> PyResult<bool> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_single_step(&mut self) -> PyResult<bool> {
         let gb = &mut self.gb;
         guarded("tick", || gb.single_step())
     }
 
-    #[getter]
-    fn frame_done(&self) -> bool {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_frame_done(&self) -> bool {
         self.gb.frame_done()
     }
 
-    /// Count a frame that ended during `single_step`.
-    fn count_frame(&mut self) {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_count_frame(&mut self) {
         self.gb.count_frame();
     }
 
-    /// The boot ROM's byte (None without a boot ROM or past its end).
-    fn boot_rom_byte(&self, i: usize) -> Option<u8> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_boot_rom_byte(&self, i: usize) -> Option<u8> {
         self.gb.boot_rom_byte(i)
     }
 
-    fn set_boot_rom_byte(&mut self, i: usize, value: u8) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_boot_rom_byte(&mut self, i: usize, value: u8) -> PyResult<()> {
         if self.gb.set_boot_rom_byte(i, value) {
             Ok(())
         } else {
@@ -684,13 +1151,13 @@ impl PyGameBoy {
         }
     }
 
-    #[getter]
-    fn boot_rom_mapped(&self) -> bool {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_boot_rom_mapped(&self) -> bool {
         self.gb.boot_rom_mapped()
     }
 
-    /// Overwrite a ROM byte of a bank (offset 0-0x3FFF); not part of save states.
-    fn override_rom(&mut self, bank: usize, offset: usize, value: u8) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_override_rom(&mut self, bank: usize, offset: usize, value: u8) -> PyResult<()> {
         if self.gb.bus.cart.override_rom(bank, offset, value) {
             Ok(())
         } else {
@@ -700,8 +1167,8 @@ impl PyGameBoy {
         }
     }
 
-    /// VRAM byte `i` (0-0x1FFF), directly.
-    fn vram_byte(&self, i: usize) -> PyResult<u8> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_vram_byte(&self, i: usize) -> PyResult<u8> {
         self.gb
             .bus
             .lcd
@@ -711,7 +1178,8 @@ impl PyGameBoy {
             .ok_or_else(|| PyValueError::new_err("VRAM index"))
     }
 
-    fn set_vram_byte(&mut self, i: usize, value: u8) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_vram_byte(&mut self, i: usize, value: u8) -> PyResult<()> {
         let v = self
             .gb
             .bus
@@ -723,8 +1191,8 @@ impl PyGameBoy {
         Ok(())
     }
 
-    /// Work RAM byte `i` (0-0x1FFF), directly.
-    fn wram_byte(&self, i: usize) -> PyResult<u8> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_wram_byte(&self, i: usize) -> PyResult<u8> {
         self.gb
             .bus
             .wram
@@ -733,7 +1201,8 @@ impl PyGameBoy {
             .ok_or_else(|| PyValueError::new_err("WRAM index"))
     }
 
-    fn set_wram_byte(&mut self, i: usize, value: u8) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_wram_byte(&mut self, i: usize, value: u8) -> PyResult<()> {
         let v = self
             .gb
             .bus
@@ -744,15 +1213,17 @@ impl PyGameBoy {
         Ok(())
     }
 
-    /// Cartridge RAM byte `offset` (0-0x1FFF) of `bank`, directly (None past the end).
-    fn cart_ram_byte(&self, bank: usize, offset: usize) -> Option<u8> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_cart_ram_byte(&self, bank: usize, offset: usize) -> Option<u8> {
         if offset >= 0x2000 {
             return None;
         }
-        self.gb.bus.cart.ram().get(bank * 0x2000 + offset).copied()
+        let i = bank.checked_mul(0x2000)? + offset;
+        self.gb.bus.cart.ram().get(i).copied()
     }
 
-    fn set_cart_ram_byte(&mut self, bank: usize, offset: usize, value: u8) -> PyResult<()> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_cart_ram_byte(&mut self, bank: usize, offset: usize, value: u8) -> PyResult<()> {
         if offset >= 0x2000 {
             return Err(PyValueError::new_err("cartridge RAM offset"));
         }
@@ -761,14 +1232,14 @@ impl PyGameBoy {
             .bus
             .cart
             .ram_mut()
-            .get_mut(bank * 0x2000 + offset)
+            .get_mut(bank.saturating_mul(0x2000).saturating_add(offset))
             .ok_or_else(|| PyValueError::new_err("cartridge RAM bank"))?;
         *v = value;
         Ok(())
     }
 
-    /// Static cartridge facts: rom_banks, ram_banks, battery, rtc, cgb_flag (byte 0x143).
-    fn cartridge_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_cartridge_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = &self.gb.bus.cart;
         let h = c.header();
         let d = PyDict::new(py);
@@ -781,20 +1252,19 @@ impl PyGameBoy {
         Ok(d)
     }
 
-    /// (ROM bank at 4000-7FFF, selected RAM bank or RTC register): PyBoy's
-    /// `rombank_selected`, `rambank_selected`.
-    fn selected_banks(&self) -> (usize, usize) {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_selected_banks(&self) -> (usize, usize) {
         let c = &self.gb.bus.cart;
         (c.rom_bank_high(), c.ram_bank())
     }
 
-    /// Set DIV keeping the counter's low byte (PyBoy game wrappers' `timer_div`).
-    fn set_div(&mut self, value: u8) {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_div(&mut self, value: u8) {
         self.gb.set_div(value);
     }
 
-    /// Per screen line: [SCX, SCY, WX, WY] as drawn.
-    fn line_parameters(&self) -> Vec<[u8; 4]> {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_line_parameters(&self) -> Vec<[u8; 4]> {
         self.gb
             .bus
             .lcd
@@ -804,8 +1274,8 @@ impl PyGameBoy {
             .collect()
     }
 
-    /// The whole sound sample buffer (int8, interleaved stereo) and the number of valid values.
-    fn sound_buffer<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<i8>>, usize) {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_sound_buffer<'py>(&self, py: Python<'py>) -> (Bound<'py, PyArray1<i8>>, usize) {
         let apu = &self.gb.bus.apu;
         (
             PyArray1::from_slice(py, apu.sample_buffer()),
@@ -813,8 +1283,8 @@ impl PyGameBoy {
         )
     }
 
-    /// Length of a PyBoy 2.8.1 state of this cartridge, and the renderer section's offset.
-    fn pyboy_state_layout(&self) -> (usize, usize) {
+    #[allow(clippy::too_many_arguments)]
+    fn impl_pyboy_state_layout(&self) -> (usize, usize) {
         (self.gb.pyboy_state_len(), self.gb.pyboy_renderer_offset())
     }
 }
@@ -855,6 +1325,26 @@ pub(crate) fn options_from_py(
         )));
     }
     Ok(Options { cgb, sound })
+}
+
+/// How long a long call runs with the GIL released before it checks for signals (Ctrl-C).
+pub(crate) const SIGNAL_SLICE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The error for an object used from another thread while one of its calls runs.
+pub(crate) fn busy(what: &str) -> PyErr {
+    PyRuntimeError::new_err(format!(
+        "this {what} is in use by another thread (e.g. inside tick/step); one emulator must not \
+         be used from two threads at once"
+    ))
+}
+
+fn check_bank(bank: i64) -> PyResult<usize> {
+    if !(0..=0xFFFF).contains(&bank) {
+        return Err(PyValueError::new_err(format!(
+            "bank {bank} does not exist (banks are numbered 0-65535 at most)"
+        )));
+    }
+    Ok(bank as usize)
 }
 
 fn check_addr(addr: i64) -> PyResult<()> {

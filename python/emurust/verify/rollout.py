@@ -461,9 +461,10 @@ def _main(args) -> int:
     import os
     import sys
 
-    if args.frames < 1 or args.render_every < 1:
-        print("emurust: error: --frames and --render-every must be at least 1", file=sys.stderr)
-        return 2
+    for flag in ("frames", "render_every", "compare_every", "state_every"):
+        if getattr(args, flag) < 1:
+            print(f"emurust: error: --{flag.replace('_', '-')} must be at least 1 (got {getattr(args, flag)})", file=sys.stderr)
+            return 2
     try:
         roms = find_roms(args.rom)
     except FileNotFoundError as e:

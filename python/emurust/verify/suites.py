@@ -209,23 +209,25 @@ def format_site(site: Optional[tuple[int, int]]) -> Optional[str]:
 # ---------------------------------------------------------------- L3 with a precise first divergence
 
 
-def rollout_pinpointed(rom_path: str, frames: int, seed: int, policy: str = "random", coarse: Optional[dict] = None, fine_state_every: int = 1, start_state=None):
-    """An L3 rollout vs PyBoy(cgb=False) compared as `coarse` says (compare_every,
-    render_every, state_every), and, if it diverges, run again up to that frame with
-    everything compared at every frame since the last frame at which everything had been
-    compared (cycles and STAT every `fine_state_every` frames), to name the first divergence
-    exactly. Returns the RolloutResult (of the fine run when there was one)."""
+def rollout_pinpointed(rom_path: str, frames: int, seed: int, policy: str = "random", coarse: Optional[dict] = None, fine_state_every: int = 1, start_state=None, cgb: Optional[bool] = False, sound_emulated: bool = True):
+    """An L3 rollout vs PyBoy(cgb=`cgb`, sound_emulated=`sound_emulated`; default: a DMG)
+    compared as `coarse` says (compare_every, render_every, state_every), and, if it diverges,
+    run again up to that frame with everything compared at every frame since the last frame at
+    which everything had been compared (cycles and STAT every `fine_state_every` frames), to
+    name the first divergence exactly. Returns the RolloutResult (of the fine run when there
+    was one)."""
     from .rollout import rollout
 
     coarse = coarse or {"compare_every": 1, "render_every": 1, "state_every": 20}
-    r = rollout(rom_path, frames, seed=seed, policy=policy, pyboy_cgb=False, start_state=start_state, **coarse)
+    common = dict(seed=seed, policy=policy, cgb=cgb, start_state=start_state, sound_emulated=sound_emulated)
+    r = rollout(rom_path, frames, **common, **coarse)
     if r.divergence is None:
         return r
     # Up to the last frame at which everything was compared, the two were identical: the
     # rerun compares from there on only.
     every = math.lcm(coarse.get("compare_every", 1), coarse.get("render_every", 1), coarse.get("state_every", 1))
     clean = (r.divergence.frame - 1) // every * every
-    fine = rollout(rom_path, r.divergence.frame, seed=seed, policy=policy, pyboy_cgb=False, start_state=start_state, compare_every=1, render_every=1, state_every=fine_state_every, compare_after=clean)
+    fine = rollout(rom_path, r.divergence.frame, **common, compare_every=1, render_every=1, state_every=fine_state_every, compare_after=clean)
     return fine if fine.divergence is not None else r
 
 
