@@ -25,6 +25,9 @@ from emurust.ray import (
 from emurust.rewards import Condition, Term
 from emurust.sb3 import EmurustVecEnv
 
+# Ray workers keep PyTorch from loading Triton, as the test process does (see emurust._triton).
+WORKER_ENV = {"worker_process_setup_hook": "emurust._triton.keep_triton_unloaded"}
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DODGE = str(ROOT / "games" / "dodge.gb")
 START = [("noop", 10), ("start", 2), ("noop", 12)]
@@ -38,7 +41,7 @@ KW = dict(rom=DODGE, obs="grey_half", frame_skip=8, press_frames=6, noop_max=40,
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False, runtime_env=WORKER_ENV)
     yield
     ray.shutdown()
 
@@ -298,3 +301,15 @@ def test_rllib_creator_gives_one_batch_with_float_channel_last_images():
     assert single.observation_space.shape == (72, 80, 1)
     raw = create({"num_envs": 2, "scale_obs": False})
     assert raw.single_observation_space.shape == (1, 72, 80) and raw.single_observation_space.dtype == np.uint8
+
+
+def test_workers_keep_triton_unloaded():
+    """The setup hook ran in the workers: Triton is marked absent there before any task runs."""
+
+    @ray.remote
+    def triton_marked_absent():
+        import sys
+
+        return sys.modules.get("triton", "unset") is None
+
+    assert ray.get(triton_marked_absent.remote(), timeout=60)

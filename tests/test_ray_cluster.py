@@ -14,6 +14,9 @@ from ray.cluster_utils import Cluster
 from emurust.ray import RESTARTED, RESTORED_FROM, RayVecEnv
 from emurust.sb3 import EmurustVecEnv
 
+# Ray workers keep PyTorch from loading Triton, as the test process does (see emurust._triton).
+WORKER_ENV = {"worker_process_setup_hook": "emurust._triton.keep_triton_unloaded"}
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 KW = dict(rom=str(ROOT / "games" / "dodge.gb"), obs="grey_half", frame_skip=8, noop_max=0,
           reset_script=[("noop", 10), ("start", 2), ("noop", 12)])
@@ -26,7 +29,7 @@ def cluster():
     # The head has a spare CPU: the worker node's actor is restarted there when that node is lost.
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False, "_system_config": fast})
     worker = c.add_node(num_cpus=1)
-    ray.init(address=c.address, logging_level="ERROR", log_to_driver=False)
+    ray.init(address=c.address, logging_level="ERROR", log_to_driver=False, runtime_env=WORKER_ENV)
     c.wait_for_nodes()
     yield c, worker
     ray.shutdown()
