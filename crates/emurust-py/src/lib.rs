@@ -382,6 +382,21 @@ impl PyGameBoy {
         PyBytes::new(py, &self.gb.save_pyboy_state())
     }
 
+    /// Become what `PyBoy(rom)` followed by `load_state(state)` is (bytes or a path): this
+    /// ROM and options, from a freshly created PyBoy's running instance (what older format
+    /// versions lack comes from it). Used by `GameBoy.from_pyboy_state`.
+    fn _become_pyboy_state(&mut self, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        let data = load_bytes(state, "PyBoy state")?;
+        let rom = self.gb.bus.cart.rom().clone();
+        let options = self.gb.options();
+        let gb = guarded("load_pyboy_state", || {
+            CoreGameBoy::from_pyboy_state(rom, options, &data)
+        })?
+        .map_err(to_py)?;
+        *self.gb = gb;
+        Ok(())
+    }
+
     /// Load a PyBoy 2.8.1 save state (bytes, or a path to a `.state` file) of this ROM.
     fn load_pyboy_state(&mut self, state: &Bound<'_, PyAny>) -> PyResult<()> {
         let data = load_bytes(state, "PyBoy state")?;
