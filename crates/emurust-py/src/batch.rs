@@ -864,7 +864,9 @@ impl Batch {
                 .map_err(to_py)?
                 .save_state()
                 .into(),
-            Some(s) => own_start_state(&self.rom, self.options, load_bytes(s, "start state")?)?.into(),
+            Some(s) => {
+                own_start_state(&self.rom, self.options, load_bytes(s, "start state")?)?.into()
+            }
         };
         match env {
             None => self.envs.iter_mut().for_each(|e| e.start = data.clone()),

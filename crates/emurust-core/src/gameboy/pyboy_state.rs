@@ -462,15 +462,16 @@ impl GameBoy {
                 r.remaining()
             )));
         }
-        bus.check_state_times(self.frames).map_err(|e| match version {
-            12 | 13 => state_err(format!(
+        bus.check_state_times(self.frames)
+            .map_err(|e| match version {
+                12 | 13 => state_err(format!(
                 "PyBoy state format version {version} has no sound {}: PyBoy keeps its running \
                  sound unit's, which here lie far from the state's time ({e}); load it into an \
                  emulator that has run about as long as the one that saved it",
                 if version == 12 { "unit" } else { "sampling targets" }
             )),
-            _ => e,
-        })?;
+                _ => e,
+            })?;
         Ok(Decoded {
             cpu,
             halted_after_ei: false,

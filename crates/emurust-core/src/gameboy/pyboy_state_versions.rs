@@ -53,11 +53,6 @@ use crate::CoreError;
 
 use super::pyboy_state::PYBOY_STATE_VERSION;
 
-/// The oldest version PyBoy 2.8.1 loads: every byte value is accepted as a version byte, and
-/// 0 and 1 are states from before the version byte existed.
-pub const PYBOY_OLDEST_STATE_VERSION: u8 = 0;
-
-
 fn err(msg: String) -> CoreError {
     CoreError::State(msg)
 }
@@ -433,7 +428,10 @@ mod tests {
         // From the state: registers, VRAM/OAM/video registers, the screen, memory, timer and
         // cartridge (up to the joypad).
         assert_eq!(after[6..6 + 13], s29[6..6 + 13]);
-        assert_eq!(after[45..45 + 0x2000 + 0xA0 + 11], s29[45..45 + 0x2000 + 0xA0 + 11]);
+        assert_eq!(
+            after[45..45 + 0x2000 + 0xA0 + 11],
+            s29[45..45 + 0x2000 + 0xA0 + 11]
+        );
         for i in 0..SCREEN_W * SCREEN_H {
             let p = renderer + i * 5;
             assert_eq!(after[p..p + 4], s29[p..p + 4]);
@@ -447,7 +445,10 @@ mod tests {
         // (before 8), the sound unit (before 13), the serial port (before 15).
         assert_ne!(before[25..33], s29[25..33]);
         assert_eq!(after[25..33], before[25..33]);
-        assert_eq!(after[lcd_clocks..lcd_clocks + 24], before[lcd_clocks..lcd_clocks + 24]);
+        assert_eq!(
+            after[lcd_clocks..lcd_clocks + 24],
+            before[lcd_clocks..lcd_clocks + 24]
+        );
         let snd = 45 + PYBOY_LCD_SECTION_LEN;
         assert_eq!(after[snd..snd + sound], before[snd..snd + sound]);
         assert_eq!(after[serial..serial + 36], before[serial..serial + 36]);
@@ -474,7 +475,10 @@ mod tests {
             (newer, "newer PyBoy"),
             (old[..old.len() - 1].to_vec(), "truncated"),
             ([old.as_slice(), &[0]].concat(), "unexpected bytes"),
-            (s29[..100].to_vec().into_iter().map(|_| 7).collect(), "truncated"),
+            (
+                s29[..100].to_vec().into_iter().map(|_| 7).collect(),
+                "truncated",
+            ),
         ];
         for (bad, what) in cases {
             let e = gb.load_pyboy_state(&bad).unwrap_err().to_string();
