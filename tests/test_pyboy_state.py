@@ -70,7 +70,7 @@ def _quick_divergence(frame, gb, pb, banks, screen=True):
     return first_divergence(frame, ours, ref)
 
 
-def _run_side_by_side(gb, pb, schedule, start, frames, first_screen=True):
+def _run_side_by_side(gb, pb, schedule, start, frames, first_screen=True, cgb=False):
     banks = len(gb.cartridge_ram()) // 0x2000
     for f in range(start, start + frames):
         for action, button in schedule[f]:
@@ -81,7 +81,7 @@ def _run_side_by_side(gb, pb, schedule, start, frames, first_screen=True):
         n = f + 1 - start
         d = _quick_divergence(f + 1, gb, pb, banks, screen=first_screen or n > 1)
         if d is None and (n % 100 == 0 or n == frames) and (first_screen or n > 1):
-            d = first_divergence(f + 1, snapshot_emurust(gb, True), snapshot_pyboy(pb, True, banks))
+            d = first_divergence(f + 1, snapshot_emurust(gb, True), snapshot_pyboy(pb, True, banks, cgb=cgb))
             if d is None:
                 ours, ref = gb.save_pyboy_state(), pyboy_state_without_wall_clock(_pyboy_state(pb), gb)
                 if pyboy_state_without_wall_clock(ours, gb) != ref:

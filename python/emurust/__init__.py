@@ -80,9 +80,17 @@ class GameBoy(_core.GameBoy):
     @classmethod
     def from_pyboy_state(cls, rom: RomLike, state: Union[RomLike, "os.PathLike[str]"], **kwargs) -> "GameBoy":
         """A new emulator for ``rom`` that continues from a PyBoy 2.8.1 save state (bytes or path),
-        exactly as PyBoy does after ``load_state``. Raises :class:`StateError` if it does not fit."""
+        exactly as PyBoy does after ``load_state``. Raises :class:`StateError` if it does not fit.
+
+        Every format version PyBoy 2.8.1 loads is accepted (0 to 29). PyBoy loads a state into its
+        running instance, and an older version leaves what it lacks as that instance has it; here
+        that instance is a freshly created PyBoy's (``PyBoy(rom)`` then ``load_state``). With a
+        ``boot_rom`` argument the state is loaded into the new emulator as it is."""
         gb = cls(rom, **kwargs)
-        gb.load_pyboy_state(state)
+        if kwargs.get("boot_rom") is None:
+            gb._become_pyboy_state(state)
+        else:
+            gb.load_pyboy_state(state)
         return gb
 
 

@@ -40,6 +40,9 @@ Arguments (all keyword):
     steps after which an episode is truncated (None/0: never).
 ``start_state``
     save state (bytes or path) every reset starts from; a list gives one per environment.
+    emurust's own, or a PyBoy 2.8.1 ``.state`` of any format version PyBoy 2.8.1 loads (0 to 29,
+    e.g. the version 7 start states of Pokémon Red agents), taken as ``PyBoy(rom)`` followed
+    by ``load_state`` has it.
     Default: power-on (the state PyBoy's boot ROM leaves).
 ``noop_max`` (0), ``reset_script``
     each reset runs a seeded number of idle frames in ``[0, noop_max]``, then the script: a list

@@ -30,6 +30,7 @@ use crate::CoreError;
 
 mod cgb;
 pub mod pyboy_state;
+mod pyboy_state_versions;
 
 /// The largest cycle or frame count a save state may hold: 2^62 T-cycles are some 35,000
 /// years of Game Boy time, so no real state comes near, and counting on from there cannot

@@ -560,12 +560,18 @@ impl Batch {
         }
         Ok(())
     }
+}
 
-    /// A fresh emulator of this ROM, to check states against without touching any environment.
-    fn check_state(&self, data: &[u8]) -> PyResult<()> {
-        let mut gb = GameBoy::with_options(self.rom.clone(), None, self.options).map_err(to_py)?;
-        gb.load_state(data).map_err(to_py)
+/// A start state as emurust's own: `data` itself if it is one (checked), else a PyBoy 2.8.1
+/// state of any format version PyBoy loads, as `PyBoy(rom)` + `load_state` has it.
+fn own_start_state(rom: &Arc<[u8]>, options: Options, data: Vec<u8>) -> PyResult<Vec<u8>> {
+    let mut probe = GameBoy::with_options(rom.clone(), None, options).map_err(to_py)?;
+    if data.starts_with(b"EMURUST") {
+        probe.load_state(&data).map_err(to_py)?;
+        return Ok(data);
     }
+    let gb = GameBoy::from_pyboy_state(rom.clone(), options, &data).map_err(to_py)?;
+    Ok(gb.save_state())
 }
 
 #[pymethods]
@@ -757,12 +763,7 @@ impl Batch {
         let first = GameBoy::with_options(rom.clone(), None, options).map_err(to_py)?;
         let start: Arc<[u8]> = match start_state {
             None => first.save_state().into(),
-            Some(s) => {
-                let data = load_bytes(s, "start state")?;
-                let mut probe = GameBoy::with_options(rom.clone(), None, options).map_err(to_py)?;
-                probe.load_state(&data).map_err(to_py)?;
-                data.into()
-            }
+            Some(s) => own_start_state(&rom, options, load_bytes(s, "start state")?)?.into(),
         };
         let mut envs = Vec::with_capacity(n);
         for i in 0..n {
@@ -1174,9 +1175,7 @@ impl Batch {
                 .save_state()
                 .into(),
             Some(s) => {
-                let d = load_bytes(s, "start state")?;
-                self.check_state(&d)?;
-                d.into()
+                own_start_state(&self.rom, self.options, load_bytes(s, "start state")?)?.into()
             }
         };
         match env {

@@ -297,6 +297,14 @@ impl PyGameBoy {
         Self::impl_load_pyboy_state(&mut this, state)
     }
 
+    /// Become what `PyBoy(rom)` followed by `load_state(state)` is (bytes or a path): this
+    /// ROM and options, from a freshly created PyBoy's running instance (what older format
+    /// versions lack comes from it). Used by `GameBoy.from_pyboy_state`.
+    fn _become_pyboy_state(slf: &Bound<'_, Self>, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_become_pyboy_state(&mut this, state)
+    }
+
     /// All external cartridge RAM (every bank).
     fn cartridge_ram<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
@@ -911,6 +919,22 @@ impl PyGameBoy {
     #[allow(clippy::too_many_arguments)]
     fn impl_save_pyboy_state<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.gb.save_pyboy_state())
+    }
+
+    /// Become what `PyBoy(rom)` followed by `load_state(state)` is (see `_become_pyboy_state`).
+    #[allow(clippy::too_many_arguments)]
+    fn impl_become_pyboy_state(&mut self, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        let data = load_bytes(state, "PyBoy state")?;
+        let rom = self.gb.bus.cart.rom().clone();
+        let options = self.gb.options();
+        let mut gb = guarded("load_pyboy_state", || {
+            CoreGameBoy::from_pyboy_state(rom, options, &data)
+        })?
+        .map_err(to_py)?;
+        // Zero-copy screen views point at this emulator's picture buffers: keep them.
+        gb.bus.lcd.keep_picture_buffers(&mut self.gb.bus.lcd);
+        *self.gb = gb;
+        Ok(())
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -33,6 +33,7 @@ from .sprite import Sprite, sprites_from_oam
 from .tile import Tile
 from .tilemap import TileMap
 from .utils import (
+    STATE_VERSION,
     OPCODE_BRK,
     PyBoyException,
     PyBoyInvalidInputException,
@@ -877,7 +878,19 @@ class PyBoy:
         if file_like_object.__class__.__name__ == "TextIOWrapper":
             raise PyBoyInvalidInputException("Text file not allowed. Did you specify open(..., 'rb')?")
         length, _ = self._gb.pyboy_state_layout()
-        data = file_like_object.read(length)
+        data = file_like_object.read(1)
+        if data and data[0] < STATE_VERSION:
+            # An older format version (PyBoy 2.8.1 loads them all): its length depends on the
+            # version; the loader checks it. PyBoy warns as it loads one.
+            data += file_like_object.read()
+            logger.warning("Loading state from an older version of PyBoy. This might cause compatibility issues.")
+            if self._custom_palette:
+                raise NotImplementedError(
+                    "load_state: a PyBoy state of format version %d (older than %d) with a custom color_palette"
+                    % (data[0], STATE_VERSION)
+                )
+        else:
+            data += file_like_object.read(length - 1)
         screen = None
         if self._custom_palette:
             screen = self._screen_from_state(data)

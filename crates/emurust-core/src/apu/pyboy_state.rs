@@ -144,12 +144,13 @@ fn load_pulse(r: &mut StateReader, what: &str, cgb: bool) -> Result<Pulse, CoreE
     p.env.volume = check_count(r.i64()?, "envelope volume")?;
     let suppressed = r.u8()?;
     dmg_zero(cgb, suppressed as u64, "the sample suppression")?;
-    let pending_duty = r.u8()?; // only read while an update is pending (CGB)
+    // Only read while an update is pending (CGB); kept as PyBoy keeps it (a state of format
+    // version 22 or older sets it to the duty).
+    p.pending_duty = r.u8()? & 3;
     let duty_pending = r.u8()?;
     dmg_zero(cgb, duty_pending as u64, "a pending duty update")?;
     if cgb {
         p.suppressed = suppressed != 0;
-        p.pending_duty = pending_duty & 3;
         p.duty_pending = duty_pending != 0;
     }
     Ok(p)
@@ -326,15 +327,15 @@ fn load_noise(r: &mut StateReader, cgb: bool) -> Result<Noise, CoreError> {
     // The Game Boy Color's divider counter (not used on a DMG).
     let (counter, countdown, alignment) = (r.i64()?, r.i64()?, r.i64()?);
     let running = flag(r)?;
-    if cgb {
-        if !(0..0x4000).contains(&counter) || !(0..4).contains(&alignment) {
-            return Err(err("CH4 divider counter out of range".into()));
-        }
-        c.counter = counter as u16;
-        c.counter_countdown = check_count(countdown, "CH4 divider countdown")?;
-        c.alignment = alignment as u8;
-        c.counter_running = running;
+    // Used on the CGB only; a DMG keeps it as PyBoy does (a state of format version 25 or
+    // older sets the countdown to half the divisor and "running" to the channel's status).
+    if !(0..0x4000).contains(&counter) || !(0..4).contains(&alignment) {
+        return Err(err("CH4 divider counter out of range".into()));
     }
+    c.counter = counter as u16;
+    c.counter_countdown = check_count(countdown, "CH4 divider countdown")?;
+    c.alignment = alignment as u8;
+    c.counter_running = running;
     Ok(c)
 }
 

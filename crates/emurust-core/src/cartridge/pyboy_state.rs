@@ -35,6 +35,17 @@ impl Cartridge {
         matches!(self.mapper, Mapper::Mbc1 | Mapper::Mbc1Multicart)
     }
 
+    /// For older PyBoy state versions: the byte length of the section's common part (banks,
+    /// mode, RAM, clock), whether it has a clock, whether the controller is an MBC1.
+    pub(crate) fn pyboy_common_layout(&self) -> (usize, bool, bool) {
+        let rtc = self.rtc.is_some();
+        (
+            4 + self.ram.len() + if rtc { PYBOY_RTC_LEN } else { 0 },
+            rtc,
+            self.is_mbc1(),
+        )
+    }
+
     pub fn save_pyboy(&self, w: &mut StateWriter) {
         // PyBoy stores the bank numbers in one byte each.
         w.u8(self.rom_bank as u8);

@@ -1,5 +1,8 @@
 //! Exchanging save states with PyBoy 2.8.1 (its format version 29), on DMG and on Game Boy
-//! Color hardware.
+//! Color hardware. Loading also takes every older version PyBoy 2.8.1 loads (0 to 28): they
+//! are rewritten in version 29's layout with what they lack taken from this running machine,
+//! as PyBoy takes it from its running instance, and the readers below take the version (see
+//! [`pyboy_state_versions`](super::pyboy_state_versions)). Newer versions are refused.
 //!
 //! A PyBoy state is the concatenation of its components' sections, in its Motherboard's order:
 //!
@@ -48,7 +51,7 @@ use crate::timer::pyboy_state::PYBOY_TIMER_SECTION_LEN;
 use crate::timer::Timer;
 use crate::CoreError;
 
-/// The PyBoy save-state format version we read and write (PyBoy 2.8.x).
+/// The PyBoy save-state format version we write (PyBoy 2.8.x), and the newest we read.
 pub const PYBOY_STATE_VERSION: u8 = 29;
 
 const HEADER_LEN: usize = 6;
@@ -197,21 +200,55 @@ impl GameBoy {
         Ok(())
     }
 
+    /// What `PyBoy(rom, ...)` followed by `load_state` gives: a new machine for `rom` that
+    /// continues from the PyBoy state `data`. Older format versions take what they lack from
+    /// PyBoy's running instance, here a freshly created PyBoy's (powered on, its boot ROM
+    /// mapped and not yet run), as in that PyBoy. (The boot ROM's bytes are never read: a
+    /// state saved while the boot ROM was mapped is refused; load such a state with
+    /// [`GameBoy::load_pyboy_state`] into a machine created with the boot ROM.)
+    pub fn from_pyboy_state(
+        rom: std::sync::Arc<[u8]>,
+        options: super::Options,
+        data: &[u8],
+    ) -> Result<GameBoy, CoreError> {
+        let hardware = GameBoy::with_options(rom.clone(), None, options)?.options();
+        let boot_flag = match data.first() {
+            Some(&v) if v >= 2 => data.get(1),
+            _ => data.first(),
+        };
+        if boot_flag.is_some_and(|&b| b != 0) {
+            return Err(state_err(
+                "the PyBoy state was saved while the boot ROM was still mapped; create the \
+                 emulator with a boot ROM to load it",
+            ));
+        }
+        let placeholder: std::sync::Arc<[u8]> = vec![0u8; 0x100].into();
+        let mut gb = GameBoy::with_options(rom, Some(placeholder), hardware)?;
+        gb.load_pyboy_state(data)?;
+        gb.bus.boot_rom = None;
+        gb.bus.refresh_fetch_span();
+        Ok(gb)
+    }
+
     fn decode_pyboy_state(&self, data: &[u8]) -> Result<Decoded, CoreError> {
         let Some(&version) = data.first() else {
             return Err(state_err("empty PyBoy state"));
         };
-        if version != PYBOY_STATE_VERSION {
-            let age = if version < PYBOY_STATE_VERSION {
-                "an older"
-            } else {
-                "a newer"
-            };
+        if version > PYBOY_STATE_VERSION {
             return Err(state_err(format!(
-                "PyBoy state format version {version} (from {age} PyBoy) is not supported; \
-                 only version {PYBOY_STATE_VERSION} (PyBoy 2.8.x) is"
+                "PyBoy state format version {version} is from a newer PyBoy; PyBoy 2.8.1 and \
+                 emurust load versions 0 to {PYBOY_STATE_VERSION}"
             )));
         }
+        // Older versions: rewritten in the current layout, with what they lack taken from this
+        // running machine (as PyBoy loads them into its running instance).
+        let upgraded;
+        let data = if version < PYBOY_STATE_VERSION {
+            upgraded = self.upgrade_pyboy_state(data)?;
+            upgraded.as_slice()
+        } else {
+            data
+        };
         let cgb = self.bus.cgb;
         if data.len() >= HEADER_LEN {
             let state_cgb = data[5] != 0;
@@ -360,14 +397,18 @@ impl GameBoy {
         // mode 3 adjustment, STAT override, ...) keeps this instance's values, and the LCDC
         // write sees the current LCDC.
         let mut lcd = self.bus.lcd.clone();
-        lcd.load_pyboy_lcd(&mut r)?;
-        let apu = Apu::load_pyboy(&mut r, self.bus.apu.options(), cgb)?;
+        lcd.load_pyboy_lcd_version(&mut r, version)?;
+        let mut apu = Apu::load_pyboy(&mut r, self.bus.apu.options(), cgb)?;
+        if version < 13 {
+            // A state without sound (before version 13): PyBoy keeps its sound unit running.
+            apu = self.bus.apu.clone();
+        }
         if apu.speed_shift != lcd.speed_shift {
             return Err(state_err(
                 "PyBoy state: LCD and sound disagree on the double speed",
             ));
         }
-        lcd.load_pyboy_renderer(&mut r)?;
+        lcd.load_pyboy_renderer_version(&mut r, version)?;
         bus.lcd = lcd;
         bus.apu = apu;
 
@@ -402,6 +443,11 @@ impl GameBoy {
         bus.cart = self.bus.cart.load_pyboy(&mut r)?;
         bus.joypad = Joypad::load_pyboy(&mut r, p1)?;
         bus.serial = Serial::load_pyboy(&mut r)?;
+        if version < 15 {
+            // No serial section: PyBoy keeps its port, whose next catch-up spans from its
+            // own last one to the loaded cycle count (backwards too, wrapping).
+            bus.serial.rebase_pyboy(bus.cycles);
+        }
         if cgb {
             bus.serial.set_cgb_mode_keep_sc(bus.cgbx.mode);
         }
@@ -416,7 +462,16 @@ impl GameBoy {
                 r.remaining()
             )));
         }
-        bus.check_state_times(self.frames)?;
+        bus.check_state_times(self.frames)
+            .map_err(|e| match version {
+                12 | 13 => state_err(format!(
+                "PyBoy state format version {version} has no sound {}: PyBoy keeps its running \
+                 sound unit's, which here lie far from the state's time ({e}); load it into an \
+                 emulator that has run about as long as the one that saved it",
+                if version == 12 { "unit" } else { "sampling targets" }
+            )),
+                _ => e,
+            })?;
         Ok(Decoded {
             cpu,
             halted_after_ei: false,
@@ -614,7 +669,7 @@ mod tests {
             [good.as_slice(), &[0]].concat(),
         ];
         for (offset, value) in [
-            (0, 28u8),
+            (0, 27u8), // version 27's layout is 8 bytes shorter (28's is 29's)
             (0, 30),
             (5, 1),
             (2, 1),

@@ -88,6 +88,20 @@ impl Lcd {
 
     /// Load PyBoy's LCD section into this (running) LCD, as PyBoy would.
     pub fn load_pyboy_lcd(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        self.load_pyboy_lcd_version(r, 29)
+    }
+
+    /// [`Lcd::load_pyboy_lcd`] for a state of PyBoy format `version` rewritten in version 29's
+    /// layout (see `gameboy/pyboy_state_versions.rs`). Fields the version lacks are not
+    /// assigned: as in PyBoy, they keep the values this LCD has after the LCDC write (which
+    /// may switch the LCD on or off): STAT, LY, LYC before version 5; the clocks, next mode,
+    /// transition, speed shift, colour mode and the cached distances before 8; the "last
+    /// cycles" before 12; the frame-done, first-frame and restart flags before 13.
+    pub fn load_pyboy_lcd_version(
+        &mut self,
+        r: &mut StateReader,
+        version: u8,
+    ) -> Result<(), CoreError> {
         if r.remaining() < PYBOY_LCD_SECTION_LEN {
             return Err(CoreError::State("truncated PyBoy LCD section".into()));
         }
@@ -176,22 +190,34 @@ impl Lcd {
         self.bgp = bgp;
         self.obp0 = obp0;
         self.obp1 = obp1;
-        self.stat = stat;
-        self.mode = stat & 3;
-        self.stat_line = false;
-        self.refresh_stat_line();
+        if version >= 5 {
+            self.stat = stat;
+            self.mode = stat & 3;
+            self.stat_line = false;
+            self.refresh_stat_line();
+            self.ly = ly;
+            self.lyc = lyc;
+        }
         self.irq = irq;
-        self.ly = ly;
-        self.lyc = lyc;
         self.scy = scy;
         self.scx = scx;
         self.wy = wy;
         self.wx = wx;
         self.line_params = params;
-        self.frame_done = frame_done;
-        self.first_frame = first_frame;
-        self.restart_pending = restart;
-        self.last_now = last_now;
+        if self.cgb_hw {
+            self.cgb.opri = object_priority_mode;
+        }
+        if version >= 13 {
+            self.frame_done = frame_done;
+            self.first_frame = first_frame;
+            self.restart_pending = restart;
+        }
+        if version >= 12 {
+            self.last_now = last_now;
+        }
+        if version < 8 {
+            return Ok(());
+        }
         self.clock = clock;
         self.clock_target = clock_target;
         self.to_interrupt = clock_target.wrapping_sub(clock) as i64;
@@ -201,7 +227,6 @@ impl Lcd {
         if self.cgb_hw {
             self.cgb_colour = cgb;
             self.speed_shift = speed_shift;
-            self.cgb.opri = object_priority_mode;
             self.to_interrupt <<= speed_shift;
             self.to_frame <<= speed_shift;
             if let Some((vram1, vbk, pals)) = colour_part {
@@ -222,6 +247,17 @@ impl Lcd {
 
     /// Load PyBoy's renderer section (screen, per-pixel colour-0 flags, window flag).
     pub fn load_pyboy_renderer(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
+        self.load_pyboy_renderer_version(r, 29)
+    }
+
+    /// [`Lcd::load_pyboy_renderer`] for a state of PyBoy format `version` in version 29's
+    /// layout: before version 18 the window flag is not assigned (it keeps its value after
+    /// the LCDC write, which on the CGB may clear it).
+    pub fn load_pyboy_renderer_version(
+        &mut self,
+        r: &mut StateReader,
+        version: u8,
+    ) -> Result<(), CoreError> {
         if r.remaining() < PYBOY_RENDERER_SECTION_LEN {
             return Err(CoreError::State("truncated PyBoy renderer section".into()));
         }
@@ -253,7 +289,10 @@ impl Lcd {
                 }
             };
         }
-        self.window_armed = flag(r)?;
+        let window_armed = flag(r)?;
+        if version >= 18 {
+            self.window_armed = window_armed;
+        }
         Ok(())
     }
 }

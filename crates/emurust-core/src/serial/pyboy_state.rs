@@ -49,6 +49,17 @@ impl Serial {
     }
 }
 
+impl Serial {
+    /// A state from before PyBoy's format version 15 has no serial section: PyBoy keeps its
+    /// port, whose next catch-up runs from its own last one to the loaded cycle count (with
+    /// unsigned arithmetic: a count behind it moves the port's clock back). The same, done
+    /// now: the port's clock moves by that span and it is caught up to `now`.
+    pub(crate) fn rebase_pyboy(&mut self, now: u64) {
+        self.clock = self.clock.wrapping_add(now.wrapping_sub(self.synced_at));
+        self.synced_at = now;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
