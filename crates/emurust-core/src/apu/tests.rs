@@ -192,7 +192,11 @@ fn debug_read_of_wave_ram_on_cgb_shows_the_current_byte() {
     for now in [4101u64, 4102, 8197, 8300, 20000] {
         let mut b = a.clone();
         for addr in 0xFF30..=0xFF3F {
-            assert_eq!(a.debug_read(addr, now), b.read(addr, now), "{addr:04X} at {now}");
+            assert_eq!(
+                a.debug_read(addr, now),
+                b.read(addr, now),
+                "{addr:04X} at {now}"
+            );
         }
         a.tick(now);
         assert_ne!(a.debug_read(0xFF30, now), 0xFF, "at {now}");
