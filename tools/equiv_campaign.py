@@ -62,7 +62,7 @@ def table(rows: list[dict], root: str) -> str:
     groups: dict = {}
     for d in rows:
         groups.setdefault((d["rom"], d["mode"], d["sound"]), []).append(d)
-    lines = ["| ROM | mode | sound | frames | runs identical | first divergence (earliest run) |", "|---|---|---|---|---|---|"]
+    lines = ["| ROM | mode | sound | frames | runs identical (policy x seed) | first divergence (earliest run) |", "|---|---|---|---|---|---|"]
     for (rom, mode, sound), rs in sorted(groups.items()):
         ok = sum(r["divergence"] is None for r in rs)
         bad = [r for r in rs if r["divergence"] is not None]

@@ -176,6 +176,33 @@ fn wave_ram_locked_while_playing() {
     assert_eq!(c.read(0xFF3F, 4120), 0xFF);
 }
 
+/// On Game Boy Color hardware wave RAM stays reachable while CH3 plays, at the byte CH3 is at:
+/// PyBoy's memory view shows that byte between frames (as a CPU read does), not 0xFF.
+#[test]
+fn debug_read_of_wave_ram_on_cgb_shows_the_current_byte() {
+    let mut a = Apu::new(SoundOptions::default());
+    a.set_cgb();
+    a.write(0xFF26, 0x80, 0, 0);
+    for i in 0..16u16 {
+        a.write(0xFF30 + i, (i as u8) * 0x11, 0, 0);
+    }
+    a.write(0xFF1A, 0x80, 0, 0);
+    a.write(0xFF1D, 0x00, 0, 0);
+    a.write(0xFF1E, 0x80, 0, 0);
+    for now in [4101u64, 4102, 8197, 8300, 20000] {
+        let mut b = a.clone();
+        for addr in 0xFF30..=0xFF3F {
+            assert_eq!(
+                a.debug_read(addr, now),
+                b.read(addr, now),
+                "{addr:04X} at {now}"
+            );
+        }
+        a.tick(now);
+        assert_ne!(a.debug_read(0xFF30, now), 0xFF, "at {now}");
+    }
+}
+
 /// The debugger view shows what PyBoy's memory view shows: its read catches the APU up first
 /// (empty between frames), which closes CH3's window, so wave RAM reads 0xFF while CH3 plays
 /// even in the cycle a CPU read would see the fetched byte. And it changes nothing.
