@@ -5,7 +5,8 @@
 #     OUT=/some/dir bash benches/device_suite.sh        # $OUT defaults to ./device-results
 #
 # Runs, one after another, each under a time limit, the whole within $BUDGET_S (default 530 s):
-#   1. compare   emurust bench: one core, emurust vs PyBoy 2.8.1 vs Gambatte, 3 ROMs, 2 patterns
+#   1. compare   emurust bench: one core, emurust vs PyBoy 2.8.1 vs Gambatte, the real-games suite,
+#                3 frame patterns, both sound modes
 #   2. scaling   Batch of $SCALING_ENVS envs at threads $SCALING_THREADS: steps/s, efficiency
 #   3. rl        environments alone (emurust Batch vs PyBoy SubprocVecEnv) and SB3 PPO end to
 #                end on both, $NUM_ENVS envs on $THREADS threads/processes
@@ -28,6 +29,10 @@ SECONDS_PER=${SECONDS_PER:-5}
 CMP_FRAMES=${CMP_FRAMES:-3000}
 CMP_REPEAT=${CMP_REPEAT:-2}
 CMP_ENGINES=${CMP_ENGINES:-emurust,pyboy,gambatte,mgba}
+CMP_PATTERNS=${CMP_PATTERNS:-render,skip24,no_render}
+CMP_SOUND=${CMP_SOUND:-on,off}
+CMP_LIMIT=${CMP_LIMIT:-300}
+CMP_ROMS=${CMP_ROMS:-}
 SCALING_ENVS=${SCALING_ENVS:-256}
 SCALING_THREADS=${SCALING_THREADS:-1,2,4,8,16}
 PPO_STEPS=${PPO_STEPS:-8192}
@@ -103,7 +108,10 @@ EOF
 
 RL=(benches/rl_throughput.py --num-envs "$NUM_ENVS" --threads "$THREADS" --seconds "$SECONDS_PER" --device "$DEVICE")
 
-step compare 110 $PY -m emurust.bench --engines "$CMP_ENGINES" --frames "$CMP_FRAMES" --repeat "$CMP_REPEAT" \
+# The real-games suite (our games + the corpus games under $EMURUST_TEST_ROMS if carried), every
+# pattern, both of PyBoy's sound modes; CMP_ROMS adds ROMs or ROM@STATE entries.
+step compare "$CMP_LIMIT" $PY -m emurust.bench --engines "$CMP_ENGINES" --frames "$CMP_FRAMES" --repeat "$CMP_REPEAT" \
+    --suite real ${CMP_ROMS:+--roms "$CMP_ROMS"} --patterns "$CMP_PATTERNS" --sound "$CMP_SOUND" \
     --timeout 60 --json "$OUT/compare.json" --png "$OUT/compare.png"
 step scaling 80 $PY "${RL[@]}" --parts scaling --scaling-envs "$SCALING_ENVS" --scaling-threads "$SCALING_THREADS" \
     --out "$OUT/scaling.json"

@@ -39,12 +39,66 @@ def test_cli_has_bench_subcommand(capsys):
     assert "--frames" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("sound", bench.SOUNDS)
 @pytest.mark.parametrize("pattern", bench.PATTERNS)
-def test_worker_runs_emurust_in_a_subprocess(pattern):
-    r = bench.run_one("emurust", str(ROOT / "roms" / "bench.gb"), pattern, 30, bench._pick_cpu(), 120)
+def test_worker_runs_emurust_in_a_subprocess(pattern, sound):
+    r = bench.run_one("emurust", str(ROOT / "roms" / "bench.gb"), pattern, 30, bench._pick_cpu(), 120, sound)
     assert "error" not in r, r
     assert r["frames"] == 30 and r["fps"] > 0 and r["fps_wall"] > 0
     assert r["frames_run_total"] == bench.WARMUP + 30
+    assert r["sound"] == sound and r["pattern"] == pattern
+
+
+def test_patterns_make_the_tick_calls_they_name():
+    calls = []
+    for pattern in bench.PATTERNS:
+        calls.clear()
+        bench._tick_pattern(lambda n, r: calls.append((n, r)), pattern)(50)
+        assert sum(n for n, _ in calls) == 50
+        if pattern == "render":
+            assert calls == [(1, True)] * 50
+        elif pattern == "skip24":
+            assert calls == [(24, True), (24, True), (2, True)]
+        else:
+            assert calls == [(50, False)]
+
+
+@pytest.mark.parametrize("engine", ["emurust", "pyboy"])
+def test_worker_starts_both_engines_from_a_pyboy_state(engine, tmp_path):
+    import emurust
+
+    rom = str(ROOT / "games" / "dodge.gb")
+    gb = emurust.GameBoy(rom)
+    gb.tick(200, False)
+    state = tmp_path / "dodge.state"
+    state.write_bytes(gb.save_pyboy_state())
+    r = bench.run_one(engine, rom, "skip24", 48, None, 300, "on", str(state))
+    assert "error" not in r, r
+    assert r["frames_run_total"] >= bench.WARMUP + 48
+    assert r["state"] == str(state)
+    # The state is really loaded: a corrupt one stops the worker with an error.
+    bad = tmp_path / "bad.state"
+    bad.write_bytes(state.read_bytes()[:100])
+    assert "error" in bench.run_one(engine, rom, "skip24", 48, None, 300, "on", str(bad))
+
+
+def test_real_games_suite_lists_our_games_and_the_corpus_games(monkeypatch, tmp_path):
+    corpus = tmp_path / "roms"
+    (corpus / "games").mkdir(parents=True)
+    (corpus / "games" / "libbet.gb").write_bytes(b"x")
+    monkeypatch.setenv("EMURUST_TEST_ROMS", str(corpus))
+    suite = bench.real_games_suite()
+    assert suite[:3] == list(bench.OUR_GAMES)
+    assert suite[3:] == [str((corpus / "games" / "libbet.gb").resolve())]
+    assert bench.split_rom_state("a.gb@b.state") == ("a.gb", "b.state")
+    assert bench.split_rom_state("a.gb") == ("a.gb", "")
+
+
+def test_bench_rejects_bad_arguments_in_one_line():
+    for argv in (["--frames", "0"], ["--patterns", "sometimes"], ["--sound", "loud"], ["--repeat", "-1"]):
+        with pytest.raises(SystemExit) as e:
+            bench.main(["--roms", "roms/bench.gb", "--engines", "emurust", *argv, "--json", "", "--png", ""])
+        assert str(e.value).startswith("emurust bench:")
 
 
 def test_worker_reports_a_missing_engine_as_an_error_not_a_crash(tmp_path):
@@ -57,8 +111,9 @@ def _fake_result():
     for rom in ("roms/bench.gb", "games/dodge.gb"):
         for pattern in bench.PATTERNS:
             for engine, fps in (("emurust", 9000.0), ("pyboy", 3000.0), ("gambatte", 6000.0)):
-                summary.append({"engine": engine, "rom": rom, "pattern": pattern, "fps": fps, "fps_min": fps,
-                                "fps_max": fps, "fps_wall": fps, "always_draws": engine == "gambatte", "runs": 1,
+                summary.append({"engine": engine, "rom": rom, "pattern": pattern, "sound": "on", "fps": fps,
+                                "fps_min": fps, "fps_max": fps, "fps_wall": fps,
+                                "always_draws": bench.always_draws(engine, pattern), "runs": 1,
                                 "vs_pyboy": fps / 3000.0})
     return {"frames": 100, "repeat": 1, "machine": bench.machine_info(), "summary": summary,
             "skipped": {"mgba": "ModuleNotFoundError: No module named 'mgba'"}}
@@ -67,7 +122,8 @@ def _fake_result():
 def test_table_and_plot(tmp_path):
     res = _fake_result()
     table = bench.format_table(res)
-    assert "| dodge.gb | no_render | 9,000 (3.0x) | 3,000 | 6,000 (2.0x) [draws] |" in table
+    assert "| dodge.gb | no_render | on | 9,000 (3.0x) | 3,000 | 6,000 (2.0x) [draws] |" in table
+    assert "| dodge.gb | render | on | 9,000 (3.0x) | 3,000 | 6,000 (2.0x) |" in table
     assert "skipped mgba" in table
     why = bench.plot(res, str(tmp_path / "p.png"))
     assert why is None, why  # matplotlib is in the test extra
@@ -116,6 +172,17 @@ def test_rl_parts_write_json(tmp_path):
     assert summary.main([str(tmp_path)]) == 0
 
 
+def test_summary_checks_the_speed_targets_per_pattern(tmp_path, capsys):
+    res = _fake_result()
+    res["table_markdown"] = bench.format_table(res)
+    (tmp_path / "compare.json").write_text(json.dumps(res))
+    assert _load("summarize").main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    # 9,000 vs 3,000 frames/s everywhere: 3.0x meets the 3x target drawing every frame, misses 5x.
+    assert "render: min 3.00x" in out and "target 3x: MET" in out
+    assert "skip24: min 3.00x" in out and "target 5x: not met" in out
+
+
 def test_pyboy_env_matches_the_task():
     import gymnasium  # noqa: F401  (test extra: a missing one must fail, not skip)
     import pyboy  # noqa: F401
@@ -130,11 +197,8 @@ def test_pyboy_env_matches_the_task():
 
 
 def test_device_suite_is_valid_bash():
-    import shutil
     import subprocess
 
-    if shutil.which("bash") is None:
-        pytest.skip("no bash")
     for script in ("device_suite.sh", "fetch_device_wheels.sh"):
         subprocess.run(["bash", "-n", str(ROOT / "benches" / script)], check=True)
 

@@ -22,6 +22,7 @@ from emurust.verify.compare import (  # noqa: E402
     REGIONS,
     Snapshot,
     _pyboy_cart_ram,
+    _pyboy_samples,
     first_divergence,
     make_pyboy,
     snapshot_emurust,
@@ -56,7 +57,7 @@ def _quick_divergence(frame, gb, pb, banks, screen=True):
         {"a": rf.A, "f": rf.F, "b": rf.B, "c": rf.C, "d": rf.D, "e": rf.E, "hl": rf.HL, "sp": rf.SP, "pc": rf.PC},
         {},
         screen=pb.screen.ndarray.copy(),
-        sound=pb.sound.ndarray.copy(),
+        sound=_pyboy_samples(pb),
     )
     for name, (lo, hi) in REGIONS.items():
         data = bytearray(pb.memory[lo:hi]) if hi - lo > 1 else bytearray([pb.memory[lo]])
@@ -145,6 +146,88 @@ def test_emurust_state_into_pyboy(rom):
         assert _run_side_by_side(gb, pb, schedule, K, frames, first_screen=False) == frames
     finally:
         pb.stop(save=False)
+
+
+#: PyBoy's sound modes besides the default: (sound_emulated, sound_sample_rate).
+SOUND_MODES = [(False, None), (True, 22050), (False, 44100), (True, 96000)]
+
+
+@pytest.mark.parametrize("rom", ["games/dodge.gb", "roms/music.gb"])
+@pytest.mark.parametrize("sound", SOUND_MODES, ids=lambda m: f"{'on' if m[0] else 'off'}-{m[1] or 48000}")
+def test_pyboy_states_in_other_sound_modes(rom, sound):
+    """Both directions with PyBoy created with the same sound options: PyBoy's state loads into
+    emurust (byte-identical when written back) and continues identically, and emurust's state
+    loads into PyBoy and continues identically."""
+    path = _path(rom)
+    opts = dict(sound_emulated=sound[0], sound_sample_rate=sound[1])
+    k, frames = 200, 300
+    schedule = button_schedule(11, k + frames, change_probability=0.2)
+    src = make_pyboy(path, **opts)
+    try:
+        for f in range(k):
+            for action, button in schedule[f]:
+                getattr(src, f"button_{action}")(button)
+            src.tick(1, f == k - 1)
+        state = _pyboy_state(src)
+    finally:
+        src.stop(save=False)
+    gb = emurust.GameBoy.from_pyboy_state(path, state, **opts)
+    assert gb.save_pyboy_state() == state
+    pb = make_pyboy(path, **opts)
+    try:
+        pb.load_state(io.BytesIO(state))
+        assert _run_side_by_side(gb, pb, schedule, k, frames) == frames
+    finally:
+        pb.stop(save=False)
+    # Reverse: emurust's own state (after more frames) into a fresh PyBoy.
+    state = gb.save_pyboy_state()
+    pb = make_pyboy(path, **opts)
+    try:
+        pb.load_state(io.BytesIO(state))
+        assert _pyboy_state(pb) == state
+        fresh = emurust.GameBoy.from_pyboy_state(path, state, **opts)
+        assert _run_side_by_side(fresh, pb, schedule[: k + frames] + [[]] * 200, k + frames, 200) == 200
+    finally:
+        pb.stop(save=False)
+
+
+def test_pyboy_state_of_the_other_sound_mode_loads_as_in_pyboy():
+    """PyBoy does not record its sound mode in a state: a state saved with sound emulated loads
+    into PyBoy(sound_emulated=False) (the sound unit then stays frozen), and the reverse. emurust
+    does the same."""
+    path = _path("roms/music.gb")
+    for saved_with, loaded_with in [(True, False), (False, True)]:
+        src = make_pyboy(path, sound_emulated=saved_with)
+        try:
+            src.tick(150, False)
+            state = _pyboy_state(src)
+        finally:
+            src.stop(save=False)
+        pb = make_pyboy(path, sound_emulated=loaded_with)
+        try:
+            pb.load_state(io.BytesIO(state))
+            gb = emurust.GameBoy.from_pyboy_state(path, state, sound_emulated=loaded_with)
+            assert gb.save_pyboy_state() == state
+            assert _run_side_by_side(gb, pb, [[]] * 300, 0, 300) == 300
+        finally:
+            pb.stop(save=False)
+
+
+def test_pyboy_state_at_another_sample_rate_is_refused_clearly():
+    path = _path("games/dodge.gb")
+    src = make_pyboy(path, sound_sample_rate=44100)
+    try:
+        src.tick(5, False)
+        state = _pyboy_state(src)
+    finally:
+        src.stop(save=False)
+    gb = emurust.GameBoy(path)
+    before = gb.save_state()
+    with pytest.raises(emurust.StateError, match="sample rate"):
+        gb.load_pyboy_state(state)
+    assert gb.save_state() == before
+    # (the state is from frame 5: the boot ROM is still mapped, so the emulator needs one)
+    emurust.GameBoy(path, boot_rom=emurust.pyboy_boot_rom(), sound_sample_rate=44100).load_pyboy_state(state)
 
 
 def test_pyboy_itself_redraws_the_first_frame_after_a_load():

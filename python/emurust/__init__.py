@@ -22,7 +22,8 @@ RomLike = Union[str, "os.PathLike[str]", bytes, bytearray]
 class GameBoy(_core.GameBoy):
     """One Game Boy (DMG) or Game Boy Color emulator.
 
-    ``GameBoy(rom, boot_rom=None, cgb=None)``: ``rom`` is a path or the ROM's bytes. With
+    ``GameBoy(rom, boot_rom=None, cgb=None, sound_emulated=True, sound_sample_rate=48000)``:
+    ``rom`` is a path or the ROM's bytes. With
     ``boot_rom`` (path or 256 bytes, e.g. PyBoy's, see :func:`emurust.pyboy_boot_rom`) the machine
     powers on into it; without, it starts in the state the boot ROM leaves.
 
@@ -35,6 +36,12 @@ class GameBoy(_core.GameBoy):
     ``cgb_mode`` tell what runs. On the Game Boy Color ``screen`` shows PyBoy's colours (15-bit
     colour c as R = (c & 31) << 3, G, B likewise), and ``screen_grey`` their PIL ``convert("L")``
     luma, the grey a PyBoy user gets from ``pyboy.screen.image.convert("L")``.
+
+    ``sound_emulated`` and ``sound_sample_rate`` are PyBoy's constructor options of the same
+    names, and behave as in PyBoy: without sound emulation FF10-FF3F read 0 and ignore writes
+    and there are no samples (faster); the sample rate also decides when the APU catches up,
+    which programs can observe through wave RAM. Save states carry them: a state loads only
+    into an emulator created with the same.
 
     Frames: ``tick(frames=1, render=True)`` runs exactly what one PyBoy ``tick()`` runs per frame,
     drawing only the last frame when ``render``.

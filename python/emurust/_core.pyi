@@ -16,7 +16,15 @@ class StateError(EmurustError): ...
 _RomLike = Union[str, PathLike[str], bytes, bytearray]
 
 class GameBoy:
-    def __init__(self, rom: _RomLike, *, boot_rom: Optional[_RomLike] = None, cgb: Optional[bool] = None) -> None: ...
+    def __init__(
+        self,
+        rom: _RomLike,
+        *,
+        boot_rom: Optional[_RomLike] = None,
+        cgb: Optional[bool] = None,
+        sound_emulated: bool = True,
+        sound_sample_rate: Optional[int] = None,
+    ) -> None: ...
     @property
     def cgb(self) -> bool:
         """Game Boy Color hardware (chosen as PyBoy 2.8.1 chooses it; see ``emurust.GameBoy``)."""
@@ -27,6 +35,10 @@ class GameBoy:
         """Game Boy Color: VRAM bank 1 (8 KiB)."""
     def wram_banks(self) -> bytes:
         """Game Boy Color: the 32 KiB of work RAM, bank 0 first."""
+    @property
+    def sound_emulated(self) -> bool: ...
+    @property
+    def sound_sample_rate(self) -> int: ...
     def tick(self, frames: int = 1, render: bool = True, sound: bool = True) -> None:
         """Run ``frames`` frames exactly as PyBoy's ``tick(frames, render, sound)``: only the last
         frame is drawn (if ``render``) and has its audio sampled (if ``sound``)."""
@@ -88,7 +100,8 @@ class GameBoy:
     def screen_shades(self) -> npt.NDArray[np.uint8]:
         """A copy of ``screen_shade``."""
     def sound_samples(self) -> npt.NDArray[np.int8]:
-        """Audio of the last sampled frame, (n, 2) int8 stereo, as PyBoy's ``sound.ndarray``."""
+        """Audio of the last sampled frame, (n, 2) int8 stereo, as PyBoy's ``sound.ndarray``.
+        Raises :class:`EmurustError` without sound emulation (as PyBoy does)."""
     def pc_trace(self) -> list[int]:
         """Addresses of the last 32 instructions executed, oldest first."""
     def ld_b_b(self) -> Optional[dict[str, int]]:

@@ -1,26 +1,35 @@
 """``emurust bench``: frames per second of emurust, PyBoy 2.8.1, Gambatte and mGBA on the same ROMs.
 
-    emurust bench [--roms roms/bench.gb,games/dodge.gb,games/runner.gb] [--frames 3000] [--repeat 3]
+    emurust bench [--roms ROM[@STATE],...] [--suite real] [--frames 3000] [--repeat 3]
+                  [--patterns render,skip24,no_render] [--sound on,off]
                   [--engines emurust,pyboy,gambatte,mgba] [--json bench.json] [--png bench.png]
 
 Every measurement runs in its own subprocess (``python -m emurust.bench --worker ...``), pinned to
-one CPU core, one after another so that they never compete. Each worker loads the ROM, runs 120
-frames untimed (past start-up), then times ``--frames`` frames in one of two patterns:
+one CPU core, one after another so that they never compete. Each worker loads the ROM (and, with
+``ROM@STATE``, a PyBoy ``.state`` file: both emurust and PyBoy start from it), runs 120 frames
+untimed (past start-up), then times ``--frames`` frames in one of three patterns:
 
 ``render``     every frame drawn: one call per frame (PyBoy ``tick(1, True)``, emurust
                ``tick(1, True)``, Gambatte ``run_for`` one frame, mGBA ``run_frame``).
+``skip24``     one frame in 24 drawn, as an RL environment with frame skip runs: calls of
+               ``tick(24, True)`` (only the last frame of each call is drawn).
 ``no_render``  no frame drawn: calls of 60 frames (PyBoy/emurust ``tick(60, False)``); mGBA runs
-               ``run_frame`` with its dummy (non-drawing) video renderer. Gambatte's Python
-               binding always draws (``run_for`` needs a video buffer and libgambatte renders
-               every line into it), so its ``no_render`` figure is the drawing one, flagged
-               ``always_draws`` in the JSON.
+               ``run_frame`` with its dummy (non-drawing) video renderer.
+Gambatte's Python binding always draws (``run_for`` needs a video buffer and libgambatte renders
+every line into it), and mGBA cannot skip single frames, so their ``skip24`` and ``no_render``
+figures (Gambatte) or ``skip24`` figure (mGBA) draw every frame, flagged ``always_draws``.
 
-Sound: each emulator's default (PyBoy and emurust sample audio in the last frame of each tick
-call; Gambatte and mGBA always synthesise audio).
+Sound (``--sound``): ``on`` is PyBoy's default (``sound_emulated=True``: the APU runs, and the
+last frame of each tick call is sampled), ``off`` is ``sound_emulated=False`` for both PyBoy and
+emurust (no APU at all). Gambatte and mGBA always synthesise audio: they run in ``on`` only.
+
+``--suite real`` adds the real-games suite: our games (Dodge, Runner, Snake; the tick calls start
+at power-on, past their title screens' first frames) and, when the community corpus is present
+(``EMURUST_TEST_ROMS``, default ``../shared/data/roms-dev``), its homebrew games.
 
 frames/s is frames / CPU seconds of the worker process (``time.process_time``), robust on a
 loaded shared machine; wall-clock frames/s is recorded too. The reported figure is the median of
-``--repeat`` runs. Ratios are against PyBoy on the same ROM and pattern.
+``--repeat`` runs. Ratios are against PyBoy on the same ROM, pattern and sound mode.
 
 Engines that are not installed are skipped with the reason (``pip install pyboy==2.8.1``,
 ``pip install gambaterm``, ``apt-get install libmgba0.10`` + ``pip install mgba cached-property``).
@@ -42,10 +51,31 @@ import time
 from typing import Any, Optional
 
 ENGINES = ("emurust", "pyboy", "gambatte", "mgba")
-PATTERNS = ("render", "no_render")
+PATTERNS = ("render", "skip24", "no_render")
+SOUNDS = ("on", "off")
 DEFAULT_ROMS = ("roms/bench.gb", "games/dodge.gb", "games/runner.gb")
+OUR_GAMES = ("games/dodge.gb", "games/runner.gb", "games/snake.gb")
+COMMUNITY_GAMES = ("games/libbet.gb", "games/shock-lobster.gb")
 WARMUP = 120
 CHUNK = 60
+SKIP = 24
+
+
+def _tick_pattern(tick, pattern: str):
+    """``run(n)``: n frames through ``tick(frames, render)`` in the calls `pattern` names."""
+
+    def run(n):
+        if pattern == "render":
+            for _ in range(n):
+                tick(1, True)
+            return
+        size, render = (SKIP, True) if pattern == "skip24" else (CHUNK, False)
+        for _ in range(n // size):
+            tick(size, render)
+        if n % size:
+            tick(n % size, render)
+
+    return run
 
 
 # ---------------------------------------------------------------------------- machine
@@ -100,60 +130,38 @@ def engine_versions() -> dict[str, Optional[str]]:
 # Each returns (run_frames(n_frames), finish()) after loading the ROM and warming up.
 
 
-def _emurust(rom: str, pattern: str):
+def _emurust(rom: str, pattern: str, sound: str = "on", state: str = ""):
     import emurust
 
-    gb = emurust.GameBoy(rom)
+    gb = emurust.GameBoy(rom, sound_emulated=sound == "on")
+    if state:
+        gb.load_pyboy_state(state)
     gb.tick(WARMUP, False)
-    if pattern == "render":
-
-        def run(n):
-            for _ in range(n):
-                gb.tick(1, True)
-
-    else:
-
-        def run(n):
-            for _ in range(n // CHUNK):
-                gb.tick(CHUNK, False)
-            if n % CHUNK:
-                gb.tick(n % CHUNK, False)
-
-    return run, lambda: int(gb.frame_count)
+    return _tick_pattern(gb.tick, pattern), lambda: int(gb.frame_count)
 
 
-def _pyboy(rom: str, pattern: str):
+def _pyboy(rom: str, pattern: str, sound: str = "on", state: str = ""):
     import logging
 
     from pyboy import PyBoy
 
     logging.getLogger("pyboy").setLevel(logging.ERROR)
-    pb = PyBoy(rom, window="null", log_level="ERROR")
+    pb = PyBoy(rom, window="null", log_level="ERROR", sound_emulated=sound == "on")
     pb.set_emulation_speed(0)
+    if state:
+        with open(state, "rb") as f:
+            pb.load_state(f)
     pb.tick(WARMUP, False)
-    if pattern == "render":
-
-        def run(n):
-            for _ in range(n):
-                pb.tick(1, True)
-
-    else:
-
-        def run(n):
-            for _ in range(n // CHUNK):
-                pb.tick(CHUNK, False)
-            if n % CHUNK:
-                pb.tick(n % CHUNK, False)
 
     def finish():
         frames = int(pb.frame_count)
         pb.stop(save=False)
         return frames
 
-    return run, finish
+    return _tick_pattern(pb.tick, pattern), finish
 
 
-def _gambatte(rom: str, pattern: str):
+def _gambatte(rom: str, pattern: str, sound: str = "on", state: str = ""):
     import tempfile
 
     import numpy as np
@@ -190,7 +198,7 @@ def _gambatte(rom: str, pattern: str):
     return run, lambda: -1  # libgambatte has no frame counter
 
 
-def _mgba(rom: str, pattern: str):
+def _mgba(rom: str, pattern: str, sound: str = "on", state: str = ""):
     import mgba.core
     import mgba.image
     import mgba.log
@@ -227,12 +235,20 @@ def _mgba(rom: str, pattern: str):
 WORKERS = {"emurust": _emurust, "pyboy": _pyboy, "gambatte": _gambatte, "mgba": _mgba}
 
 
-def worker(engine: str, rom: str, pattern: str, frames: int, cpu: Optional[int]) -> dict[str, Any]:
-    """Run in the subprocess: one engine, one ROM, one pattern, on one core."""
+def always_draws(engine: str, pattern: str) -> bool:
+    """Whether this engine's figure for `pattern` draws every frame anyway (see the module doc)."""
+    return pattern != "render" and (engine == "gambatte" or (engine == "mgba" and pattern == "skip24"))
+
+
+def worker(engine: str, rom: str, pattern: str, frames: int, cpu: Optional[int], sound: str = "on",
+           state: str = "") -> dict[str, Any]:
+    """Run in the subprocess: one engine, one ROM, one pattern, one sound mode, on one core."""
     if cpu is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {cpu})
+    if state and engine not in ("emurust", "pyboy"):
+        raise SystemExit(f"{engine} cannot start from a PyBoy state")
     t0 = time.perf_counter()
-    run, finish = WORKERS[engine](rom, pattern)
+    run, finish = WORKERS[engine](rom, pattern, sound, state)
     setup = time.perf_counter() - t0
     w0, c0 = time.perf_counter(), time.process_time()
     run(frames)
@@ -242,6 +258,8 @@ def worker(engine: str, rom: str, pattern: str, frames: int, cpu: Optional[int])
         "engine": engine,
         "rom": rom,
         "pattern": pattern,
+        "sound": sound,
+        "state": state or None,
         "frames": frames,
         "frames_run_total": total,
         "wall_s": wall,
@@ -249,7 +267,7 @@ def worker(engine: str, rom: str, pattern: str, frames: int, cpu: Optional[int])
         "fps": frames / max(cpu_s, 1e-9),
         "fps_wall": frames / max(wall, 1e-9),
         "setup_s": setup,
-        "always_draws": engine == "gambatte",
+        "always_draws": always_draws(engine, pattern),
         "cpu": cpu,
     }
 
@@ -273,20 +291,24 @@ def _pick_cpu() -> Optional[int]:
         return None
 
 
-def run_one(engine: str, rom: str, pattern: str, frames: int, cpu: Optional[int], timeout: float) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "emurust.bench", "--worker", engine, rom, pattern, str(frames)]
+def run_one(engine: str, rom: str, pattern: str, frames: int, cpu: Optional[int], timeout: float,
+            sound: str = "on", state: str = "") -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "emurust.bench", "--worker", engine, rom, pattern, str(frames), "--sound", sound]
+    if state:
+        cmd += ["--state", state]
     if cpu is not None:
         cmd += ["--cpu", str(cpu)]
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", RAYON_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    what = {"engine": engine, "rom": rom, "pattern": pattern, "sound": sound}
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
-        return {"engine": engine, "rom": rom, "pattern": pattern, "error": f"timed out after {timeout:.0f} s"}
+        return {**what, "error": f"timed out after {timeout:.0f} s"}
     for line in reversed(r.stdout.splitlines()):
         if line.startswith("{"):
             return json.loads(line)
     err = (r.stderr or r.stdout).strip().splitlines()
-    return {"engine": engine, "rom": rom, "pattern": pattern, "error": err[-1] if err else f"exit {r.returncode}"}
+    return {**what, "error": err[-1] if err else f"exit {r.returncode}"}
 
 
 # ---------------------------------------------------------------------------- driver
@@ -307,6 +329,27 @@ def resolve_rom(path: str) -> str:
     raise FileNotFoundError(f"ROM not found: {path} (run from the repository root)")
 
 
+def real_games_suite() -> list[str]:
+    """Our games, and the community corpus's homebrew games when the corpus is present."""
+    roms = list(OUR_GAMES)
+    corpora = [os.environ.get("EMURUST_TEST_ROMS", "")]
+    for base in (pathlib.Path(__file__).resolve().parents[2], pathlib.Path.cwd()):
+        corpora.append(str(base / ".." / "shared" / "data" / "roms-dev"))
+    corpus = next((c for c in corpora if c and pathlib.Path(c).is_dir()), None)
+    if corpus is not None:
+        for g in COMMUNITY_GAMES:
+            p = pathlib.Path(corpus) / g
+            if p.is_file():
+                roms.append(str(p.resolve()))
+    return roms
+
+
+def split_rom_state(entry: str) -> tuple[str, str]:
+    """``ROM@STATE`` -> (ROM, STATE); a plain ROM -> (ROM, "")."""
+    rom, _, state = entry.partition("@")
+    return rom, state
+
+
 def compare(
     roms: list[str],
     engines: list[str],
@@ -315,7 +358,9 @@ def compare(
     repeat: int,
     timeout: float = 600.0,
     log=print,
+    sounds: tuple[str, ...] | list[str] = ("on",),
 ) -> dict[str, Any]:
+    """Every ROM (``ROM`` or ``ROM@STATE``) x pattern x sound mode x engine, `repeat` times."""
     cpu = _pick_cpu()
     machine = machine_info()
     skipped = {}
@@ -327,39 +372,50 @@ def compare(
     active = [e for e in engines if e not in skipped]
     runs: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
-    for rom in roms:
+    for entry in roms:
+        rom, state = split_rom_state(entry)
         path = resolve_rom(rom)
+        state_path = str(pathlib.Path(state).resolve()) if state else ""
+        if state_path and not pathlib.Path(state_path).is_file():
+            raise FileNotFoundError(f"state not found: {state}")
         for pattern in patterns:
-            for engine in active:
-                got = []
-                for _ in range(repeat):
-                    r = run_one(engine, path, pattern, frames, cpu, timeout)
-                    r["rom"] = rom
-                    runs.append(r)
-                    if "error" in r:
-                        log(f"{engine} {rom} {pattern}: ERROR {r['error']}")
-                        break
-                    got.append(r)
-                if got:
-                    fps = [g["fps"] for g in got]
-                    summary.append(
-                        {
-                            "engine": engine,
-                            "rom": rom,
-                            "pattern": pattern,
-                            "fps": statistics.median(fps),
-                            "fps_min": min(fps),
-                            "fps_max": max(fps),
-                            "fps_wall": statistics.median(g["fps_wall"] for g in got),
-                            "always_draws": got[0]["always_draws"],
-                            "runs": len(got),
-                        }
-                    )
-                    log(f"  {engine:9} {rom:16} {pattern:9} {summary[-1]['fps']:10,.0f} frames/s")
-    # Ratios against PyBoy, same ROM and pattern.
-    ref = {(s["rom"], s["pattern"]): s["fps"] for s in summary if s["engine"] == "pyboy"}
+            for sound in sounds:
+                for engine in active:
+                    if sound == "off" and engine not in ("emurust", "pyboy"):
+                        continue  # Gambatte and mGBA always synthesise audio
+                    if state_path and engine not in ("emurust", "pyboy"):
+                        continue
+                    got = []
+                    for _ in range(repeat):
+                        r = run_one(engine, path, pattern, frames, cpu, timeout, sound, state_path)
+                        r["rom"] = entry
+                        runs.append(r)
+                        if "error" in r:
+                            log(f"{engine} {entry} {pattern} sound {sound}: ERROR {r['error']}")
+                            break
+                        got.append(r)
+                    if got:
+                        fps = [g["fps"] for g in got]
+                        summary.append(
+                            {
+                                "engine": engine,
+                                "rom": entry,
+                                "pattern": pattern,
+                                "sound": sound,
+                                "fps": statistics.median(fps),
+                                "fps_min": min(fps),
+                                "fps_max": max(fps),
+                                "fps_wall": statistics.median(g["fps_wall"] for g in got),
+                                "always_draws": got[0]["always_draws"],
+                                "runs": len(got),
+                            }
+                        )
+                        log(f"  {engine:9} {pathlib.Path(rom).name:18} {pattern:9} sound {sound:3} "
+                            f"{summary[-1]['fps']:10,.0f} frames/s")
+    # Ratios against PyBoy, same ROM, pattern and sound mode.
+    ref = {(s["rom"], s["pattern"], s.get("sound", "on")): s["fps"] for s in summary if s["engine"] == "pyboy"}
     for s in summary:
-        p = ref.get((s["rom"], s["pattern"]))
+        p = ref.get((s["rom"], s["pattern"], s.get("sound", "on")))
         s["vs_pyboy"] = s["fps"] / p if p else None
     machine["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     return {
@@ -368,6 +424,7 @@ def compare(
         "repeat": repeat,
         "warmup_frames": WARMUP,
         "no_render_chunk": CHUNK,
+        "skip": SKIP,
         "pinned_cpu": cpu,
         "machine": machine,
         "versions": engine_versions(),
@@ -382,31 +439,37 @@ def format_table(result: dict[str, Any]) -> str:
     engines = [e for e in ENGINES if any(s["engine"] == e for s in summary)]
     roms = list(dict.fromkeys(s["rom"] for s in summary))
     patterns = list(dict.fromkeys(s["pattern"] for s in summary))
-    idx = {(s["engine"], s["rom"], s["pattern"]): s for s in summary}
+    sounds = list(dict.fromkeys(s.get("sound", "on") for s in summary))
+    idx = {(s["engine"], s["rom"], s["pattern"], s.get("sound", "on")): s for s in summary}
     m = result["machine"]
     lines = [
         f"frames/s on one core ({m.get('cpu_model')}, {m.get('logical_cpus')} logical CPUs, "
         f"load average {', '.join(f'{x:.2f}' for x in (m.get('loadavg') or []))}); "
         f"{result['frames']} frames, median of {result['repeat']}; (x) = ratio vs PyBoy 2.8.1",
         "",
-        "| ROM | pattern | " + " | ".join(engines) + " |",
-        "|---|---|" + "---:|" * len(engines),
+        "| ROM | pattern | sound | " + " | ".join(engines) + " |",
+        "|---|---|---|" + "---:|" * len(engines),
     ]
     for rom in roms:
+        rom_name, _, state = rom.partition("@")
+        label = pathlib.Path(rom_name).name + (f" @{pathlib.Path(state).name}" if state else "")
         for pattern in patterns:
-            cells = []
-            for e in engines:
-                s = idx.get((e, rom, pattern))
-                if s is None:
-                    cells.append("-")
+            for sound in sounds:
+                cells = []
+                for e in engines:
+                    s = idx.get((e, rom, pattern, sound))
+                    if s is None:
+                        cells.append("-")
+                        continue
+                    c = f"{s['fps']:,.0f}"
+                    if s["vs_pyboy"] is not None and e != "pyboy":
+                        c += f" ({s['vs_pyboy']:.1f}x)"
+                    if s["always_draws"]:
+                        c += " [draws]"
+                    cells.append(c)
+                if all(c == "-" for c in cells):
                     continue
-                c = f"{s['fps']:,.0f}"
-                if s["vs_pyboy"] is not None and e != "pyboy":
-                    c += f" ({s['vs_pyboy']:.1f}x)"
-                if s["always_draws"] and pattern == "no_render":
-                    c += " [draws]"
-                cells.append(c)
-            lines.append(f"| {pathlib.Path(rom).name} | {pattern} | " + " | ".join(cells) + " |")
+                lines.append(f"| {label} | {pattern} | {sound} | " + " | ".join(cells) + " |")
     if result.get("skipped"):
         lines.append("")
         for e, why in result["skipped"].items():
@@ -426,15 +489,15 @@ def plot(result: dict[str, Any], path: str) -> Optional[str]:
     summary = result["summary"]
     engines = [e for e in ENGINES if any(s["engine"] == e for s in summary)]
     roms = list(dict.fromkeys(s["rom"] for s in summary))
-    patterns = list(dict.fromkeys(s["pattern"] for s in summary))
-    idx = {(s["engine"], s["rom"], s["pattern"]): s for s in summary}
-    fig, axes = plt.subplots(1, len(patterns), figsize=(6 * len(patterns), 4.5), squeeze=False)
+    panels = list(dict.fromkeys((s["pattern"], s.get("sound", "on")) for s in summary))
+    idx = {(s["engine"], s["rom"], s["pattern"], s.get("sound", "on")): s for s in summary}
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
     width = 0.8 / max(len(engines), 1)
-    for ax, pattern in zip(axes[0], patterns):
+    for ax, (pattern, sound) in zip(axes[0], panels):
         for j, e in enumerate(engines):
             xs, ys = [], []
             for i, rom in enumerate(roms):
-                s = idx.get((e, rom, pattern))
+                s = idx.get((e, rom, pattern, sound))
                 if s:
                     xs.append(i + (j - (len(engines) - 1) / 2) * width)
                     ys.append(s["fps"])
@@ -443,9 +506,10 @@ def plot(result: dict[str, Any], path: str) -> Optional[str]:
                 ax.text(x, y, f"{y / 1000:.1f}k", ha="center", va="bottom", fontsize=7)
             del bars
         ax.set_xticks(range(len(roms)))
-        ax.set_xticklabels([pathlib.Path(r).name for r in roms])
+        ax.set_xticklabels([pathlib.Path(r.partition("@")[0]).name for r in roms], fontsize=7)
         ax.set_ylabel("frames / s (one core)")
-        ax.set_title({"render": "every frame drawn", "no_render": "no frame drawn"}.get(pattern, pattern))
+        title = {"render": "every frame drawn", "skip24": "one frame in 24 drawn", "no_render": "no frame drawn"}
+        ax.set_title(f"{title.get(pattern, pattern)}, sound {sound}")
         ax.legend(fontsize=8)
     m = result["machine"]
     fig.suptitle(f"{m.get('cpu_model')} - load {m.get('loadavg', [0])[0]:.2f}", fontsize=9)
@@ -463,12 +527,26 @@ def _cmd(args: argparse.Namespace) -> int:
     engines = _split(args.engines)
     for e in engines:
         if e not in ENGINES:
-            raise SystemExit(f"unknown engine {e!r}; expected some of {','.join(ENGINES)}")
+            raise SystemExit(f"emurust bench: unknown engine {e!r}; expected some of {','.join(ENGINES)}")
     patterns = _split(args.patterns)
     for p in patterns:
         if p not in PATTERNS:
-            raise SystemExit(f"unknown pattern {p!r}; expected some of {','.join(PATTERNS)}")
-    result = compare(_split(args.roms), engines, patterns, args.frames, args.repeat, args.timeout)
+            raise SystemExit(f"emurust bench: unknown pattern {p!r}; expected some of {','.join(PATTERNS)}")
+    sounds = _split(args.sound)
+    for x in sounds:
+        if x not in SOUNDS:
+            raise SystemExit(f"emurust bench: unknown sound mode {x!r}; expected some of {','.join(SOUNDS)}")
+    if args.frames < 1 or args.repeat < 1 or args.timeout <= 0:
+        raise SystemExit("emurust bench: --frames and --repeat must be at least 1, --timeout positive")
+    roms = _split(args.roms) if args.roms else ([] if args.suite else list(DEFAULT_ROMS))
+    if args.suite == "real":
+        roms += [r for r in real_games_suite() if r not in roms]
+    if not roms:
+        raise SystemExit("emurust bench: no ROMs (give --roms or --suite real)")
+    try:
+        result = compare(roms, engines, patterns, args.frames, args.repeat, args.timeout, sounds=sounds)
+    except FileNotFoundError as e:
+        raise SystemExit(f"emurust bench: {e}") from None
     table = format_table(result)
     print()
     print(table)
@@ -484,9 +562,16 @@ def _cmd(args: argparse.Namespace) -> int:
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--roms", default=",".join(DEFAULT_ROMS), help="comma-separated ROM paths (default: %(default)s, relative to the repository)")
+    p.add_argument("--roms", default=None,
+                   help="comma-separated ROM paths, each optionally ROM@STATE to start both emurust and PyBoy "
+                        f"from a PyBoy .state file (default without --suite: {','.join(DEFAULT_ROMS)})")
+    p.add_argument("--suite", choices=("real",), default=None,
+                   help="add the real-games suite: our games and the community corpus's homebrew games")
     p.add_argument("--engines", default=",".join(ENGINES), help="comma-separated, of %(default)s (missing ones are skipped with the reason)")
-    p.add_argument("--patterns", default=",".join(PATTERNS), help="comma-separated, of %(default)s: every frame drawn, or none")
+    p.add_argument("--patterns", default=",".join(PATTERNS),
+                   help="comma-separated, of %(default)s: every frame drawn, one in 24, or none")
+    p.add_argument("--sound", default=",".join(SOUNDS),
+                   help="comma-separated, of %(default)s: PyBoy's default sound_emulated=True, or False (both engines)")
     p.add_argument("--frames", type=int, default=3000, help="timed frames per run")
     p.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is reported)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per worker before it is abandoned")
@@ -512,8 +597,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         ap.add_argument("pattern", choices=PATTERNS)
         ap.add_argument("frames", type=int)
         ap.add_argument("--cpu", type=int)
+        ap.add_argument("--sound", choices=SOUNDS, default="on")
+        ap.add_argument("--state", default="")
         a = ap.parse_args(argv)
-        print(json.dumps(worker(a.engine, a.rom, a.pattern, a.frames, a.cpu)), flush=True)
+        print(json.dumps(worker(a.engine, a.rom, a.pattern, a.frames, a.cpu, a.sound, a.state)), flush=True)
         return 0
     ap = argparse.ArgumentParser(prog="emurust bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_arguments(ap)

@@ -50,6 +50,9 @@ Arguments (all keyword):
     PyBoy's hardware choice: None = Game Boy Color for cartridges whose header asks for it,
     True/False to force it. On the Game Boy Color ``grey``/``grey_half`` are the luma of the
     colours shown (PIL's ``convert("L")``), as a PyBoy user derives grey from the RGB screen.
+``sound_emulated`` (True)
+    as PyBoy's ``sound_emulated``: False skips the sound unit (faster; FF10-FF3F then read 0,
+    as in ``PyBoy(sound_emulated=False)``, which games can notice).
 
 Seeding: ``reset(seed=s)`` seeds environment i's reset generator with ``s + i`` (a list gives
 one seed each); it only decides the number of idle frames at each reset (the emulator itself
@@ -109,6 +112,7 @@ class BatchDriver:
         reset_script: Sequence[tuple[Any, int]] = (),
         num_threads: Optional[int] = None,
         cgb: Optional[bool] = None,
+        sound_emulated: bool = True,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
             raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}")
@@ -139,6 +143,7 @@ class BatchDriver:
             start_state=None if per_env_states else start_state,
             num_threads=num_threads,
             cgb=cgb,
+            sound_emulated=bool(sound_emulated),
         )
         if per_env_states:
             for i, s in enumerate(start_state):

@@ -1,28 +1,45 @@
-//! Run a ROM for N frames (for profilers: perf, callgrind).
-//! `cargo run --release -p emurust-core --example run_frames -- ROM FRAMES [render] [sound] [start]`
-//! `render` draws every frame, `sound` samples audio every frame (PyBoy's default tick),
-//! `start` presses START for frames 60-69 (to get past a title screen).
+//! Run a ROM for N frames (for profilers: perf, callgrind; and quick speed checks).
+//! `cargo run --release -p emurust-core --example run_frames -- ROM FRAMES [render] [sound-off|sample|rate=HZ|start]...`
+//!
+//! By default frames are neither drawn nor sampled, with sound emulated at 48000 Hz.
+//! `render` draws every frame, `sample` samples audio in every frame, `sound-off` creates the
+//! emulator without sound emulation (PyBoy's `sound_emulated=False`), `rate=HZ` sets the
+//! sample rate, `start` presses START in frames 60-69 (to get past a title screen).
 
 use std::time::Instant;
 
+use emurust_core::apu::SoundOptions;
+use emurust_core::gameboy::Options;
+
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: run_frames ROM FRAMES [render] [sound] [start]";
+    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start]...";
     let rom = args.next().expect(usage);
     let frames: u32 = args
         .next()
         .map_or(600, |f| f.parse().expect("FRAMES must be a number"));
-    let (mut render, mut sound, mut start) = (false, false, false);
+    let (mut render, mut sample, mut start) = (false, false, false);
+    let mut sound = SoundOptions::default();
     for a in args {
         match a.as_str() {
             "render" => render = true,
-            "sound" => sound = true,
+            "sample" => sample = true,
+            "sound-off" => sound.emulated = false,
             "start" => start = true,
+            _ if a.starts_with("rate=") => sound.sample_rate = a[5..].parse().expect(usage),
             _ => panic!("{usage}"),
         }
     }
     let data = std::fs::read(&rom).unwrap_or_else(|e| panic!("{rom}: {e}"));
-    let mut gb = emurust_core::GameBoy::new(data.into(), None).unwrap_or_else(|e| panic!("{e}"));
+    let mut gb = emurust_core::GameBoy::with_options(
+        data.into(),
+        None,
+        Options {
+            sound,
+            ..Options::default()
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let t = Instant::now();
     for i in 0..frames {
         if start {
@@ -33,7 +50,7 @@ fn main() {
             };
             gb.set_buttons(pressed);
         }
-        gb.run_frame(render, sound);
+        gb.run_frame(render, sample && sound.emulated);
     }
     let dt = t.elapsed().as_secs_f64();
     println!(

@@ -1,6 +1,7 @@
 //! The sound unit (APU): registers NR10-NR52 (FF10-FF26), FF27-FF2F, wave RAM (FF30-FF3F),
 //! its frame sequencer (DIV-APU) and the audio samples, behaving exactly like PyBoy 2.8.1's
-//! (DMG, sound emulated, 48000 Hz).
+//! (DMG) in both of its sound modes (see [`SoundOptions`]): emulated at any sample rate
+//! (PyBoy's default: 48000 Hz), or not emulated at all (`PyBoy(sound_emulated=False)`).
 //!
 //! The APU catches up lazily: `tick(now)` runs it to the absolute T-cycle `now`. It runs in
 //! chunks that end at every audio-sample time and every frame-sequencer time (the targets
@@ -23,6 +24,14 @@
 //! - `on_div_write` for an FF04 write, after the timer caught up to `now` and before it is
 //!   reset (it also catches up itself);
 //! - `set_sampling`/`clear_samples` at the start of each frame (PyBoy's `_tick`).
+//!
+//! Not emulated (PyBoy's `sound_emulated=False`), the unit does nothing but what PyBoy's
+//! Motherboard still does around it: reads of FF10-FF3F return 0, writes are ignored, no
+//! samples are taken, the scheduling hint stays at PyBoy's `MAX_CYCLES`, and a catch-up only
+//! records the time. What PyBoy's Motherboard does for FF04 and FF26 writes outside its
+//! sound object (the DIV-write bookkeeping, the frame-sequencer realignment) still happens:
+//! it is saved in PyBoy's states. That costs nothing per instruction and one branch per CPU
+//! slice.
 
 mod channels;
 pub mod pyboy_state;
@@ -35,15 +44,75 @@ use channels::{Noise, Pulse, Sweep, Wave};
 
 /// T-cycles per second.
 const CLOCK_HZ: u64 = 4_194_304;
-/// Audio sample rate (PyBoy's default).
-pub const SAMPLE_RATE: u64 = 48_000;
+/// PyBoy's default audio sample rate.
+pub const DEFAULT_SAMPLE_RATE: u32 = 48_000;
+/// The highest sample rate we accept: one sample per T-cycle. (PyBoy accepts any positive
+/// rate; above this its buffer drops most samples of every frame.)
+pub const MAX_SAMPLE_RATE: u32 = CLOCK_HZ as u32;
 /// T-cycles between frame-sequencer events (512 Hz).
 const SEQ_PERIOD: u64 = 8192;
 const FRAME_CYCLES: u64 = 70_224;
-/// Samples per frame, rounded up.
-const SAMPLES_PER_FRAME: usize = ((SAMPLE_RATE * FRAME_CYCLES).div_ceil(CLOCK_HZ)) as usize;
-/// Length of the stereo sample buffer in bytes (one spare sample pair, as in PyBoy).
-pub const SAMPLE_BUFFER_LEN: usize = (SAMPLES_PER_FRAME + 1) * 2;
+/// PyBoy's `MAX_CYCLES`: the targets and scheduling hint of a sound unit that is not emulated.
+pub const MAX_CYCLES: u64 = 1 << 31;
+
+/// PyBoy's two sound settings that change emulation: `PyBoy(sound_emulated=...,
+/// sound_sample_rate=...)`.
+///
+/// The sample rate is not only about the samples: the APU catches up in chunks that end at
+/// every sample time, and PyBoy lets those chunk ends decide when CH3's wave RAM is reachable
+/// (and its scheduling hint, early after power-on), so programs can observe the rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SoundOptions {
+    /// Emulate the sound unit (PyBoy's default). Off: FF10-FF3F read 0 and ignore writes.
+    pub emulated: bool,
+    /// Samples per second, 1 to [`MAX_SAMPLE_RATE`] (PyBoy's default: 48000).
+    pub sample_rate: u32,
+}
+
+impl Default for SoundOptions {
+    fn default() -> Self {
+        SoundOptions {
+            emulated: true,
+            sample_rate: DEFAULT_SAMPLE_RATE,
+        }
+    }
+}
+
+impl SoundOptions {
+    pub fn validate(&self) -> Result<(), CoreError> {
+        if !(1..=MAX_SAMPLE_RATE).contains(&self.sample_rate) {
+            return Err(CoreError::InvalidArgument(format!(
+                "sound sample rate must be between 1 and {MAX_SAMPLE_RATE} Hz, got {}",
+                self.sample_rate
+            )));
+        }
+        Ok(())
+    }
+
+    /// T-cycles between samples, as PyBoy computes it (`float(CLOCK_RATE) / sample_rate`).
+    pub fn cycles_per_sample(&self) -> f64 {
+        CLOCK_HZ as f64 / self.sample_rate as f64
+    }
+
+    /// PyBoy's `samples_per_frame`: samples in a full frame, rounded up.
+    pub fn samples_per_frame(&self) -> usize {
+        (self.sample_rate as u64 * FRAME_CYCLES).div_ceil(CLOCK_HZ) as usize
+    }
+
+    /// Length of PyBoy's stereo sample buffer in bytes (one spare sample pair).
+    pub fn sample_buffer_len(&self) -> usize {
+        (self.samples_per_frame() + 1) * 2
+    }
+
+    /// "sound emulated at 48000 Hz" / "sound not emulated (44100 Hz)".
+    pub fn describe(&self) -> String {
+        if self.emulated {
+            format!("sound emulated at {} Hz", self.sample_rate)
+        } else {
+            format!("sound not emulated (sample rate {} Hz)", self.sample_rate)
+        }
+    }
+}
 
 /// Round a (non-negative, finite) target time up to a whole cycle: `t.ceil() as u64`
 /// (saturating), without the libm call `f64::ceil` is on baseline x86-64. The cast
@@ -52,6 +121,17 @@ pub const SAMPLE_BUFFER_LEN: usize = (SAMPLES_PER_FRAME + 1) * 2;
 fn ceil_cycles(t: f64) -> u64 {
     let floor = t as u64;
     floor.saturating_add(((floor as f64) < t) as u64)
+}
+
+/// PyBoy's sample targets from power-on (`cycles_per_sample` added up in `f64`) once caught
+/// up to cycle `now`: the next target, and how many targets fell in (`since`, `now`].
+pub(crate) fn sample_targets(cycles_per_sample: f64, since: u64, now: u64) -> (f64, usize) {
+    let (mut t, mut n) = (cycles_per_sample, 0usize);
+    while t <= now as f64 {
+        n += (t > since as f64) as usize;
+        t += cycles_per_sample;
+    }
+    (t, n)
 }
 
 /// What the next frame-sequencer event does to the step counter, after NR52 powered the APU
@@ -66,11 +146,17 @@ const SEQ_RESUMED: u8 = 3;
 
 #[derive(Clone)]
 pub struct Apu {
-    /// The APU's own time; equal to the CPU's T-cycles once caught up.
+    options: SoundOptions,
+    /// `options.emulated`, kept at hand for the per-slice catch-up.
+    emulated: bool,
+    /// T-cycles between samples (`options.cycles_per_sample()`).
+    cycles_per_sample: f64,
+    /// The APU's own time; equal to the CPU's T-cycles once caught up. (Not emulated: it
+    /// stays where it was, as PyBoy's `sound.cycles` does.)
     clock: u64,
-    /// `now` of the previous catch-up.
+    /// `now` of the previous catch-up (PyBoy's `last_cycles`).
     caught_up_to: u64,
-    /// Absolute time of the next audio sample (accumulates 4194304/48000 per sample).
+    /// Absolute time of the next audio sample (accumulates `cycles_per_sample` per sample).
     next_sample: f64,
     /// Absolute time of the next frame-sequencer event.
     next_seq: f64,
@@ -105,29 +191,39 @@ pub struct Apu {
     ch3: Wave,
     ch4: Noise,
 
-    samples: [i8; SAMPLE_BUFFER_LEN],
+    /// PyBoy's sample buffer (`options.sample_buffer_len()` bytes as signed samples).
+    samples: Box<[i8]>,
     samples_len: usize,
 }
 
 impl Default for Apu {
     fn default() -> Self {
-        Self::new()
+        Self::new(SoundOptions::default())
     }
 }
 
 impl Apu {
-    /// The APU at power-on (before the boot ROM runs).
-    pub fn new() -> Apu {
-        let next_sample = CLOCK_HZ as f64 / SAMPLE_RATE as f64;
-        let next_seq = SEQ_PERIOD as f64;
+    /// The APU at power-on (before the boot ROM runs). `options` must be valid
+    /// ([`SoundOptions::validate`]).
+    pub fn new(options: SoundOptions) -> Apu {
+        let cycles_per_sample = options.cycles_per_sample();
+        let (next_sample, next_seq, hint) = if options.emulated {
+            let (a, b) = (cycles_per_sample, SEQ_PERIOD as f64);
+            (a, b, ceil_cycles(a.min(b)))
+        } else {
+            (MAX_CYCLES as f64, MAX_CYCLES as f64, MAX_CYCLES)
+        };
         Apu {
+            options,
+            emulated: options.emulated,
+            cycles_per_sample,
             clock: 0,
             caught_up_to: 0,
             next_sample,
             next_seq,
             sample_at: ceil_cycles(next_sample),
             seq_at: ceil_cycles(next_seq),
-            hint: ceil_cycles(next_sample.min(next_seq)),
+            hint,
             sampling: true,
             powered: false,
             seq_step: 3,
@@ -144,9 +240,58 @@ impl Apu {
             ch2: Pulse::new(),
             ch3: Wave::new(),
             ch4: Noise::new(),
-            samples: [0; SAMPLE_BUFFER_LEN],
+            samples: vec![0; options.sample_buffer_len()].into_boxed_slice(),
             samples_len: 0,
         }
+    }
+
+    pub fn options(&self) -> SoundOptions {
+        self.options
+    }
+
+    /// The APU of the post-boot state for `options`, from `self`, the APU of the embedded
+    /// post-boot snapshot (sound emulated at the default rate, caught up to the cycle the boot
+    /// ROM unmapped itself at). `frame_start` is the cycle at which that frame began (where
+    /// PyBoy cleared its sample buffer).
+    ///
+    /// The sound registers, channels and frame sequencer do not depend on the sample rate;
+    /// only the sample targets, the samples and the scheduling hint do. In the boot ROM's last
+    /// frame every channel is silent (the snapshot's samples are all zero, checked here), so
+    /// at another rate that frame's samples so far are zeros too, one per sample target
+    /// passed since `frame_start`. The targets are PyBoy's: the sample period added up from
+    /// power-on, in `f64`. Without sound emulation PyBoy's sound unit never left its
+    /// power-on state (it only recorded the time of the last catch-up), and the boot ROM
+    /// writes neither DIV nor anything else its Motherboard tracks outside the sound unit.
+    /// tests/test_gameboy_api.py compares the result with running PyBoy's boot ROM.
+    pub(crate) fn for_postboot(&self, options: SoundOptions, frame_start: u64) -> Apu {
+        debug_assert_eq!(self.options, SoundOptions::default());
+        if options == self.options {
+            return self.clone();
+        }
+        if !options.emulated {
+            let mut a = Apu::new(options);
+            if self.cgb {
+                a.set_cgb();
+                a.speed_shift = self.speed_shift;
+            }
+            a.caught_up_to = self.caught_up_to;
+            a.sampling = self.sampling;
+            return a;
+        }
+        assert!(
+            self.samples().iter().all(|&v| v == 0),
+            "the post-boot snapshot's last frame is not silent"
+        );
+        let mut a = self.clone();
+        a.options = options;
+        a.cycles_per_sample = options.cycles_per_sample();
+        a.samples = vec![0; options.sample_buffer_len()].into_boxed_slice();
+        let (next, taken) = sample_targets(a.cycles_per_sample, frame_start, self.clock);
+        a.next_sample = next;
+        a.refresh_targets();
+        a.hint = a.sample_at.min(a.seq_at);
+        a.samples_len = (2 * taken).min(a.samples.len());
+        a
     }
 
     /// PyBoy's `sound._cycles_to_interrupt`: ceil of the nearest sample / frame-sequencer
@@ -194,7 +339,14 @@ impl Apu {
             )));
         }
         let near = |t: f64| (t - self.clock as f64).abs() <= max_distance as f64;
-        if !near(self.next_sample) || !near(self.next_seq) {
+        // Without sound emulation (PyBoy's `sound_emulated=False`) the clock stays put and the
+        // targets stay at MAX_CYCLES (or where an NR52 power-on put the sequencer's).
+        // A state saved in that mode may also be loaded with sound emulated (PyBoy allows it):
+        // targets ahead of the clock up to MAX_CYCLES are then accepted too.
+        let far_ok = |t: f64| t.is_finite() && t >= self.clock as f64 && t <= MAX_CYCLES as f64;
+        if !(near(self.next_sample) || far_ok(self.next_sample))
+            || !(near(self.next_seq) || far_ok(self.next_seq))
+        {
             return Err(CoreError::State(format!(
                 "APU: targets {} and {} lie far from its clock {}",
                 self.next_sample, self.next_seq, self.clock
@@ -204,7 +356,17 @@ impl Apu {
     }
 
     /// Catch up to absolute cycle `now`.
+    #[inline]
     pub fn tick(&mut self, now: u64) {
+        if !self.emulated {
+            // PyBoy records the time, even backwards, and does nothing else.
+            self.caught_up_to = now;
+            return;
+        }
+        self.catch_up(now);
+    }
+
+    fn catch_up(&mut self, now: u64) {
         // Every catch-up, even an empty one, closes CH3's wave-RAM window (PyBoy does so).
         self.ch3.fetch_window = false;
         if now <= self.caught_up_to {
@@ -339,7 +501,7 @@ impl Apu {
         if self.sampling {
             self.take_sample();
         }
-        self.next_sample += CLOCK_HZ as f64 / SAMPLE_RATE as f64;
+        self.next_sample += self.cycles_per_sample;
         self.sample_at = ceil_cycles(self.next_sample);
     }
 
@@ -416,7 +578,7 @@ impl Apu {
                 }
             }
         }
-        if self.samples_len >= SAMPLE_BUFFER_LEN {
+        if self.samples_len >= self.samples.len() {
             return; // overrun: PyBoy drops the sample
         }
         self.samples[self.samples_len] = left.clamp(0, 127) as i8;
@@ -474,7 +636,7 @@ impl Apu {
         if now > self.caught_up_to {
             return self.clone().read(addr, now);
         }
-        if (0xFF30..=0xFF3F).contains(&addr) && self.ch3.on {
+        if (0xFF30..=0xFF3F).contains(&addr) && self.ch3.on && self.emulated {
             return 0xFF; // ram_read with the window closed
         }
         self.peek(addr)
@@ -483,6 +645,9 @@ impl Apu {
     /// What a CPU read of FF10-FF3F returns now, without catching up (the window as the
     /// last catch-up left it).
     pub fn peek(&self, addr: u16) -> u8 {
+        if !self.emulated {
+            return 0; // PyBoy's `Sound.get` without sound emulation, FF27-FF3F included
+        }
         match addr {
             0xFF10 => self.sweep.reg(),
             0xFF11..=0xFF14 => self.ch1.read((addr - 0xFF10) as u8),
@@ -528,7 +693,9 @@ impl Apu {
                 SEQ_NORMAL
             };
         }
-        self.register_write(addr, value);
+        if self.emulated {
+            self.register_write(addr, value);
+        }
         if addr == 0xFF14 {
             self.div_edge_written = false;
         }
@@ -774,9 +941,15 @@ impl Apu {
         if falling_edge {
             self.div_edge_written = true;
             self.last_div_edge_clock = self.clock;
-            self.frame_sequencer_event();
+            if self.emulated {
+                self.frame_sequencer_event();
+            }
         }
-        self.set_next_seq((self.clock + SEQ_PERIOD) as f64);
+        if self.emulated {
+            self.set_next_seq((self.clock + SEQ_PERIOD) as f64);
+        } else {
+            self.set_next_seq(MAX_CYCLES as f64);
+        }
     }
 
     pub fn save_state(&self, w: &mut StateWriter) {
@@ -799,8 +972,11 @@ impl Apu {
         self.ch2.save(w);
         self.ch3.save(w);
         self.ch4.save(w);
-        let bytes: [u8; SAMPLE_BUFFER_LEN] = self.samples.map(|s| s as u8);
-        w.bytes(&bytes[..self.samples_len]);
+        let bytes: Vec<u8> = self.samples[..self.samples_len]
+            .iter()
+            .map(|&s| s as u8)
+            .collect();
+        w.bytes(&bytes);
     }
 
     /// The Game Boy Color part of the APU state (after [`save_state`](Self::save_state)).
@@ -849,8 +1025,9 @@ impl Apu {
         Ok(())
     }
 
+    /// Load a state made by [`Apu::save_state`] with the same options (the caller checks them).
     pub fn load_state(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
-        let mut a = Apu::new();
+        let mut a = Apu::new(self.options);
         a.clock = r.u64()?;
         a.caught_up_to = r.u64()?;
         a.next_sample = r.f64()?;
@@ -882,7 +1059,7 @@ impl Apu {
         a.ch2.load(r)?;
         a.ch3.load(r)?;
         a.ch4.load(r)?;
-        let data = r.bytes_max(SAMPLE_BUFFER_LEN)?;
+        let data = r.bytes_max(a.samples.len())?;
         let n = data.len();
         if n % 2 != 0 {
             return Err(CoreError::State(format!("APU: odd sample count {n}")));

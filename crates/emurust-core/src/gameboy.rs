@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use crate::apu::Apu;
+use crate::apu::{Apu, SoundOptions};
 use crate::cartridge::Cartridge;
 use crate::cpu::{Bus, Cpu, Registers, Step};
 use crate::interrupts;
@@ -115,11 +115,11 @@ const BAIL_END: u8 = 1;
 const BAIL_POLL: u8 = 2;
 
 impl SystemBus {
-    fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>, cgb: bool) -> Self {
+    fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>, cgb: bool, sound: SoundOptions) -> Self {
         let cgb_mode = cgb && cart.header().cgb_flag & 0x80 != 0;
         let boot_rom_big = boot_rom.as_ref().is_some_and(|b| b.len() >= 0x900);
         let mut lcd = Lcd::new();
-        let mut apu = Apu::new();
+        let mut apu = Apu::new(sound);
         let mut serial = Serial::new();
         if cgb {
             lcd.set_cgb(true);
@@ -620,6 +620,17 @@ struct Decoded {
     bus: SystemBus,
 }
 
+/// What a Game Boy is created with, besides its ROM and boot ROM: the settings of PyBoy's
+/// constructor that change what a program sees.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// `PyBoy(cgb=...)`: `None` chooses the hardware from the cartridge header (or the boot
+    /// ROM's size), `Some(true)` Game Boy Color, `Some(false)` DMG (see [`select_hardware`]).
+    pub cgb: Option<bool>,
+    /// `PyBoy(sound_emulated=..., sound_sample_rate=...)`.
+    pub sound: SoundOptions,
+}
+
 /// A Game Boy: CPU and system bus, stepped frame by frame.
 pub struct GameBoy {
     pub cpu: Cpu,
@@ -640,6 +651,8 @@ pub struct GameBoy {
     resume_frame: bool,
     /// A breakpoint opcode (see [`Cpu::brk`]) ended the last slice. Host state, not saved.
     break_hit: bool,
+    /// The cycle the current (or last) frame started at (statistics; not in save states).
+    pub frame_start: u64,
 }
 
 pub const PC_TRACE_LEN: usize = 32;
@@ -649,9 +662,10 @@ const PC_TRACE_MASK: u8 = (PC_TRACE_LEN - 1) as u8;
 impl GameBoy {
     /// Power on with `boot_rom` (256 bytes, mapped at 0000-00FF until FF50 is written), or
     /// in the state the boot ROM leaves when `boot_rom` is `None`. The hardware (DMG or
-    /// Game Boy Color) is chosen from the cartridge header as PyBoy 2.8.1 chooses it.
+    /// Game Boy Color) is chosen from the cartridge header as PyBoy 2.8.1 chooses it; PyBoy's
+    /// default settings otherwise (see [`GameBoy::with_options`]).
     pub fn new(rom: Arc<[u8]>, boot_rom: Option<Arc<[u8]>>) -> Result<GameBoy, CoreError> {
-        Self::with_hardware(rom, boot_rom, None)
+        Self::with_options(rom, boot_rom, Options::default())
     }
 
     /// As [`new`](Self::new), with PyBoy's `cgb` argument: `None` chooses from the header (or
@@ -664,11 +678,29 @@ impl GameBoy {
         boot_rom: Option<Arc<[u8]>>,
         cgb: Option<bool>,
     ) -> Result<GameBoy, CoreError> {
+        Self::with_options(
+            rom,
+            boot_rom,
+            Options {
+                cgb,
+                ..Options::default()
+            },
+        )
+    }
+
+    /// As [`GameBoy::new`], behaving as a PyBoy created with the same `options` (hardware
+    /// choice `cgb` and sound options).
+    pub fn with_options(
+        rom: Arc<[u8]>,
+        boot_rom: Option<Arc<[u8]>>,
+        options: Options,
+    ) -> Result<GameBoy, CoreError> {
+        options.sound.validate()?;
         let cart = Cartridge::from_rom(rom)?;
         let cgb = select_hardware(
             cart.header().cgb_flag,
             boot_rom.as_ref().map(|b| b.len()),
-            cgb,
+            options.cgb,
         )?;
         if let Some(b) = &boot_rom {
             let ok = b.len() == 0x100 || (cgb && b.len() == 0x900);
@@ -687,7 +719,7 @@ impl GameBoy {
         let with_boot = boot_rom.is_some();
         let mut gb = GameBoy {
             cpu: Cpu::new(),
-            bus: SystemBus::new(cart, boot_rom, cgb),
+            bus: SystemBus::new(cart, boot_rom, cgb, options.sound),
             halted_after_ei: false,
             frames: 0,
             pc_trace: [0; PC_TRACE_LEN],
@@ -695,6 +727,7 @@ impl GameBoy {
             instructions: 0,
             resume_frame: false,
             break_hit: false,
+            frame_start: 0,
         };
         if !with_boot {
             crate::postboot::apply(&mut gb)?;
@@ -716,6 +749,13 @@ impl GameBoy {
         self.cpu.r
     }
 
+    pub fn options(&self) -> Options {
+        Options {
+            cgb: Some(self.bus.cgb),
+            sound: self.bus.apu.options(),
+        }
+    }
+
     /// Run one frame: exactly what one PyBoy `tick()` advances. `render` draws the picture;
     /// `sound` samples audio. PyBoy's `tick(n, render, sound=True)` draws and samples only in
     /// its last frame; sampling changes APU catch-up points, so match it to stay exact.
@@ -723,9 +763,14 @@ impl GameBoy {
         self.bus.lcd.set_render(render);
         self.bus.apu.set_sampling(sound);
         if self.resume_frame {
-            // Finish the frame the boot ROM exited in, keeping what it already produced.
+            // Finish the frame the boot ROM exited in, keeping what it already produced
+            // (PyBoy's frame started before it; unsampled, it has no samples at all).
             self.resume_frame = false;
+            if !sound {
+                self.bus.apu.clear_samples();
+            }
         } else {
+            self.frame_start = self.bus.cycles;
             self.bus.apu.clear_samples();
             self.bus.lcd.set_frame_done(false);
         }
@@ -791,6 +836,7 @@ impl GameBoy {
             // As PyBoy's tick(1, render=False) (sound sampling on, its default).
             self.bus.lcd.set_render(false);
             self.bus.apu.set_sampling(true);
+            self.frame_start = self.bus.cycles;
             self.bus.apu.clear_samples();
             self.bus.lcd.set_frame_done(false);
             while !self.bus.lcd.frame_done() {
@@ -1178,9 +1224,9 @@ impl GameBoy {
 
     // ---------------------------------------------------------------- save states
 
-    const STATE_MAGIC: &'static [u8; 8] = b"EMURUST\x02";
+    const STATE_MAGIC: &'static [u8; 8] = b"EMURUST\x03";
     /// States of Game Boy Color hardware: the DMG layout followed by the CGB section.
-    const STATE_MAGIC_CGB: &'static [u8; 8] = b"EMURUST\x82";
+    const STATE_MAGIC_CGB: &'static [u8; 8] = b"EMURUST\x83";
 
     fn state_magic(&self) -> &'static [u8; 8] {
         if self.bus.cgb {
@@ -1190,11 +1236,16 @@ impl GameBoy {
         }
     }
 
-    /// Serialise the whole machine. The ROM itself is not included; a fingerprint of it is.
+    /// Serialise the whole machine. The ROM itself is not included; a fingerprint of it is,
+    /// and the options the machine was created with (a state loads only into a machine with
+    /// the same options).
     pub fn save_state(&self) -> Vec<u8> {
         let mut w = StateWriter::new();
         w.buf.extend_from_slice(self.state_magic());
         w.u64(self.bus.cart.fingerprint());
+        let sound = self.bus.apu.options();
+        w.bool(sound.emulated);
+        w.u32(sound.sample_rate);
         self.write_machine(&mut w);
         self.bus.cart.save_state(&mut w);
         w.buf
@@ -1272,6 +1323,19 @@ impl GameBoy {
                 "the state was saved with a different ROM".into(),
             ));
         }
+        let saved = SoundOptions {
+            emulated: r.bool()?,
+            sample_rate: r.u32()?,
+        };
+        let ours = self.bus.apu.options();
+        if saved != ours {
+            return Err(CoreError::State(format!(
+                "the state was saved with {}, this emulator has {}: create it with the same \
+                 sound options to load it",
+                saved.describe(),
+                ours.describe()
+            )));
+        }
         let mut decoded = self.read_machine(&mut r)?;
         decoded.bus.cart.load_state(&mut r)?;
         if r.remaining() != 0 {
@@ -1300,7 +1364,9 @@ impl GameBoy {
 
     /// The machine part of the post-boot state, from running `boot_rom` until it unmaps itself,
     /// with VRAM and the picture blanked (see [`crate::postboot`]).
-    pub fn postboot_snapshot(boot_rom: Arc<[u8]>) -> Result<Vec<u8>, CoreError> {
+    /// Also returns the cycle at which the boot ROM's last frame started (see
+    /// [`crate::postboot::BOOT_EXIT_FRAME_START`]).
+    pub fn postboot_snapshot(boot_rom: Arc<[u8]>) -> Result<(Vec<u8>, u64), CoreError> {
         Self::postboot_snapshot_for(boot_rom, None)
     }
 
@@ -1309,7 +1375,7 @@ impl GameBoy {
     pub fn postboot_snapshot_for(
         boot_rom: Arc<[u8]>,
         cgb: Option<bool>,
-    ) -> Result<Vec<u8>, CoreError> {
+    ) -> Result<(Vec<u8>, u64), CoreError> {
         let mut rom = vec![0u8; 0x8000];
         if cgb == Some(true) {
             rom[0x143] = 0x80;
@@ -1331,7 +1397,7 @@ impl GameBoy {
         gb.frames = 0;
         let mut w = StateWriter::new();
         gb.write_machine(&mut w);
-        Ok(w.buf)
+        Ok((w.buf, gb.frame_start))
     }
 
     /// Decode the machine part into fresh components (the cartridge is cloned from `self`), so
@@ -1371,6 +1437,7 @@ impl GameBoy {
             self.bus.cart.clone(),
             self.bus.boot_rom.clone(),
             self.bus.cgb,
+            self.bus.apu.options(),
         );
         bus.cycles = r.u64()?;
         bus.if_reg = r.u8()? & 0x1F;

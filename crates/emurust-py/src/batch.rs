@@ -19,6 +19,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
+use emurust_core::gameboy::Options;
 use emurust_core::joypad::{button, BUTTON_NAMES};
 use emurust_core::{CoreError, GameBoy};
 use numpy::ndarray::IxDyn;
@@ -32,7 +33,7 @@ mod spec;
 
 use spec::{Cond, ObsKind, Op, Term, ValueType};
 
-use crate::{load_bytes, to_py, StateError};
+use crate::{load_bytes, options_from_py, to_py, StateError};
 
 /// The default discrete action set: no-op, each button, and the usual jump/fire + move combos.
 const DEFAULT_ACTIONS: [u8; 13] = [
@@ -196,8 +197,9 @@ enum Job {
 #[pyclass(module = "emurust._core", name = "Batch")]
 pub struct Batch {
     rom: Arc<[u8]>,
-    /// PyBoy's `cgb` argument (None: chosen from the cartridge header).
-    cgb: Option<bool>,
+    /// Every environment's emulator options (hardware choice `cgb`, as PyBoy's argument: None
+    /// chooses from the cartridge header; sound mode and sample rate).
+    options: Options,
     envs: Vec<Env>,
     cfg: Config,
     out: Outputs,
@@ -435,7 +437,7 @@ impl Batch {
 
     /// A fresh emulator of this ROM, to check states against without touching any environment.
     fn check_state(&self, data: &[u8]) -> PyResult<()> {
-        let mut gb = GameBoy::with_hardware(self.rom.clone(), None, self.cgb).map_err(to_py)?;
+        let mut gb = GameBoy::with_options(self.rom.clone(), None, self.options).map_err(to_py)?;
         gb.load_state(data).map_err(to_py)
     }
 }
@@ -445,7 +447,8 @@ impl Batch {
     #[new]
     #[pyo3(signature = (rom, num_envs, *, actions=None, frame_skip=24, press_frames=8,
         obs=None, ram=None, reward=None, terminate=None, max_episode_steps=0, noop_max=0,
-        reset_script=None, start_state=None, num_threads=None, cgb=None))]
+        reset_script=None, start_state=None, num_threads=None, cgb=None, sound_emulated=true,
+        sound_sample_rate=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -464,7 +467,10 @@ impl Batch {
         start_state: Option<&Bound<'_, PyAny>>,
         num_threads: Option<i64>,
         cgb: Option<bool>,
+        sound_emulated: bool,
+        sound_sample_rate: Option<i64>,
     ) -> PyResult<Self> {
+        let options = options_from_py(cgb, sound_emulated, sound_sample_rate)?;
         if !(1..=65536).contains(&num_envs) {
             return Err(PyValueError::new_err(format!(
                 "num_envs must be between 1 and 65536, got {num_envs}"
@@ -619,19 +625,19 @@ impl Batch {
 
         // Emulators: the ROM is loaded once and shared.
         let rom: Arc<[u8]> = load_bytes(rom, "ROM")?.into();
-        let first = GameBoy::with_hardware(rom.clone(), None, cgb).map_err(to_py)?;
+        let first = GameBoy::with_options(rom.clone(), None, options).map_err(to_py)?;
         let start: Arc<[u8]> = match start_state {
             None => first.save_state().into(),
             Some(s) => {
                 let data = load_bytes(s, "start state")?;
-                let mut probe = GameBoy::with_hardware(rom.clone(), None, cgb).map_err(to_py)?;
+                let mut probe = GameBoy::with_options(rom.clone(), None, options).map_err(to_py)?;
                 probe.load_state(&data).map_err(to_py)?;
                 data.into()
             }
         };
         let mut envs = Vec::with_capacity(n);
         for i in 0..n {
-            let gb = Box::new(GameBoy::with_hardware(rom.clone(), None, cgb).map_err(to_py)?);
+            let gb = Box::new(GameBoy::with_options(rom.clone(), None, options).map_err(to_py)?);
             let mut rng = i as u64;
             splitmix64(&mut rng);
             envs.push(Env {
@@ -681,7 +687,7 @@ impl Batch {
         let press = (press_frames as u64).min(frame_skip as u64) as u32;
         Ok(Batch {
             rom,
-            cgb,
+            options,
             envs,
             cfg: Config {
                 action_masks,
@@ -853,7 +859,7 @@ impl Batch {
         env: Option<i64>,
     ) -> PyResult<()> {
         let data: Arc<[u8]> = match state {
-            None => GameBoy::with_hardware(self.rom.clone(), None, self.cgb)
+            None => GameBoy::with_options(self.rom.clone(), None, self.options)
                 .map_err(to_py)?
                 .save_state()
                 .into(),

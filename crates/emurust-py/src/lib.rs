@@ -8,6 +8,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use emurust_core::apu::SoundOptions;
+use emurust_core::gameboy::Options;
 use emurust_core::joypad::{button, BUTTON_NAMES};
 use emurust_core::{CoreError, GameBoy as CoreGameBoy};
 use numpy::ndarray::{ArrayView2, ArrayView3, ShapeBuilder};
@@ -101,19 +103,22 @@ struct PyGameBoy {
 #[pymethods]
 impl PyGameBoy {
     #[new]
-    #[pyo3(signature = (rom, *, boot_rom=None, cgb=None))]
+    #[pyo3(signature = (rom, *, boot_rom=None, cgb=None, sound_emulated=true, sound_sample_rate=None))]
     fn new(
         rom: &Bound<'_, PyAny>,
         boot_rom: Option<&Bound<'_, PyAny>>,
         cgb: Option<bool>,
+        sound_emulated: bool,
+        sound_sample_rate: Option<i64>,
     ) -> PyResult<Self> {
+        let options = options_from_py(cgb, sound_emulated, sound_sample_rate)?;
         let rom_bytes: Arc<[u8]> = load_bytes(rom, "ROM")?.into();
         let boot: Option<Arc<[u8]>> = match boot_rom {
             Some(b) => Some(load_bytes(b, "boot ROM")?.into()),
             None => None,
         };
         let gb = guarded("power-on", || {
-            CoreGameBoy::with_hardware(rom_bytes, boot, cgb)
+            CoreGameBoy::with_options(rom_bytes, boot, options)
         })?
         .map_err(to_py)?;
         Ok(PyGameBoy { gb: Box::new(gb) })
@@ -129,6 +134,18 @@ impl PyGameBoy {
     #[getter]
     fn cgb_mode(&self) -> bool {
         self.gb.is_cgb_mode()
+    }
+
+    /// Whether the sound unit is emulated (PyBoy's `sound_emulated`).
+    #[getter]
+    fn sound_emulated(&self) -> bool {
+        self.gb.options().sound.emulated
+    }
+
+    /// The audio sample rate in Hz (PyBoy's `sound_sample_rate`).
+    #[getter]
+    fn sound_sample_rate(&self) -> u32 {
+        self.gb.options().sound.sample_rate
     }
 
     #[pyo3(signature = (frames=1, render=true, sound=true))]
@@ -473,6 +490,12 @@ impl PyGameBoy {
     /// Audio samples of the last sampled frame: int8 stereo interleaved, as PyBoy's
     /// `sound.ndarray` (flattened).
     fn sound_samples<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<i8>>> {
+        if !self.gb.options().sound.emulated {
+            // As PyBoy's `sound.ndarray` (PyBoyFeatureDisabledError).
+            return Err(EmurustError::new_err(
+                "sound is not emulated (the emulator was created with sound_emulated=False)",
+            ));
+        }
         let s = self.gb.bus.apu.samples();
         PyArray1::from_slice(py, s).reshape([s.len() / 2, 2])
     }
@@ -805,12 +828,33 @@ fn _postboot_snapshot<'py>(
     py: Python<'py>,
     boot_rom: Vec<u8>,
     cgb: Option<bool>,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let snap = guarded("boot", || {
+) -> PyResult<(Bound<'py, PyBytes>, u64)> {
+    let (snap, frame_start) = guarded("boot", || {
         CoreGameBoy::postboot_snapshot_for(boot_rom.into(), cgb)
     })?
     .map_err(to_py)?;
-    Ok(PyBytes::new(py, &snap))
+    Ok((PyBytes::new(py, &snap), frame_start))
+}
+
+/// The core's options from the keyword arguments `cgb`, `sound_emulated` and
+/// `sound_sample_rate` (None: PyBoy's default, 48000 Hz), checked.
+pub(crate) fn options_from_py(
+    cgb: Option<bool>,
+    sound_emulated: bool,
+    sound_sample_rate: Option<i64>,
+) -> PyResult<Options> {
+    let rate = sound_sample_rate.unwrap_or(SoundOptions::default().sample_rate as i64);
+    let sound = SoundOptions {
+        emulated: sound_emulated,
+        sample_rate: u32::try_from(rate).unwrap_or(0),
+    };
+    if sound.validate().is_err() {
+        return Err(PyValueError::new_err(format!(
+            "sound_sample_rate must be between 1 and {} Hz, got {rate}",
+            emurust_core::apu::MAX_SAMPLE_RATE
+        )));
+    }
+    Ok(Options { cgb, sound })
 }
 
 fn check_addr(addr: i64) -> PyResult<()> {

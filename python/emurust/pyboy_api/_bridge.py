@@ -43,14 +43,14 @@ def make_core(
     """
     kwargs = {}
     if _core_supports("cgb"):
-        kwargs["cgb"] = bool(cgb)  # explicit: the core's None would choose from the header
+        # The resolved mode, always: a CGB cartridge with cgb=False must stay on the DMG.
+        kwargs["cgb"] = bool(cgb)
     elif cgb:
-        if not _core_supports("cgb"):
-            raise NotImplementedError(
-                "emurust.PyBoy: Game Boy Color mode (cgb=True, or a CGB cartridge with cgb=None) "
-                "is not available in this build of the emurust core; pass cgb=False to run the "
-                "cartridge in DMG mode"
-            )
+        raise NotImplementedError(
+            "emurust.PyBoy: Game Boy Color mode (cgb=True, or a CGB cartridge with cgb=None) "
+            "is not available in this build of the emurust core; pass cgb=False to run the "
+            "cartridge in DMG mode"
+        )
     if not sound_emulated:
         if not _core_supports("sound_emulated"):
             raise NotImplementedError(
@@ -69,8 +69,8 @@ def make_core(
 
 
 def default_boot_rom(cgb: bool = False) -> Optional[bytes]:
-    """PyBoy's own boot ROM (DMG, or CGB with `cgb`), read from the installed ``pyboy`` package,
-    or None.
+    """PyBoy's own boot ROM (the DMG one, or with ``cgb`` the one PyBoy runs on Game Boy Color
+    hardware), read from the installed ``pyboy`` package, or None.
 
     PyBoy always powers on through a boot ROM. emurust does not ship one; when ``pyboy`` is
     installed its file is used so that the first frames match PyBoy exactly.

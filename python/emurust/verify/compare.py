@@ -98,9 +98,15 @@ def pyboy_hardware_is_cgb(rom_path: str, cgb: Optional[bool] = None) -> bool:
     return bool(flag and flag[0] & 0x80)
 
 
-def make_pyboy(rom_path: str, cgb: Optional[bool] = None):
+def make_pyboy(
+    rom_path: str,
+    cgb: Optional[bool] = None,
+    sound_emulated: bool = True,
+    sound_sample_rate: Optional[int] = None,
+):
     """PyBoy 2.8.1 on `rom_path`, windowless. `cgb`: PyBoy's own argument (None: it runs a ROM
-    whose header sets bit 7 of 0x0143 as a Game Boy Color; False: always as a DMG)."""
+    whose header sets bit 7 of 0x0143 as a Game Boy Color; False: always as a DMG);
+    `sound_emulated`, `sound_sample_rate`: PyBoy's sound options."""
     import pyboy as _pyboy
 
     if _pyboy.__version__ != PYBOY_VERSION if hasattr(_pyboy, "__version__") else False:
@@ -108,7 +114,13 @@ def make_pyboy(rom_path: str, cgb: Optional[bool] = None):
     import logging
 
     logging.getLogger("pyboy").setLevel(logging.ERROR)
-    return _pyboy.PyBoy(rom_path, window="null", cgb=cgb)
+    return _pyboy.PyBoy(
+        rom_path,
+        window="null",
+        cgb=cgb,
+        sound_emulated=sound_emulated,
+        sound_sample_rate=sound_sample_rate,
+    )
 
 
 def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0, with_state: bool = True, cgb: bool = False) -> Snapshot:
@@ -146,9 +158,19 @@ def snapshot_pyboy(pb, screen: bool, cart_ram_banks: int = 0, with_state: bool =
         cart_ram=_pyboy_cart_ram(pb, cart_ram_banks),
         screen=pb.screen.ndarray.copy() if screen else None,
         cycles=cycles,
-        sound=pb.sound.ndarray.copy(),
+        sound=_pyboy_samples(pb),
         cgb_memory=cgb_memory,
     )
+
+
+def _pyboy_samples(pb) -> Optional[np.ndarray]:
+    """This frame's samples, or None when PyBoy does not emulate sound."""
+    from pyboy.utils import PyBoyFeatureDisabledError
+
+    try:
+        return pb.sound.ndarray.copy()
+    except PyBoyFeatureDisabledError:
+        return None
 
 
 def _pyboy_cart_ram(pb, banks: int) -> bytes:
@@ -188,7 +210,7 @@ def snapshot_emurust(gb, screen: bool, with_state: bool = True) -> Snapshot:
         cart_ram=bytes(gb.cartridge_ram()),
         screen=gb.screen_rgba() if screen else None,
         cycles=gb.cycles if with_state else None,
-        sound=gb.sound_samples(),
+        sound=gb.sound_samples() if gb.sound_emulated else None,
     )
 
 

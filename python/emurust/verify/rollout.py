@@ -149,6 +149,8 @@ def rollout(
     compare_after: int = 0,
     compare_sound: bool = True,
     pyboy_cgb: Optional[bool] = None,
+    sound_emulated: bool = True,
+    sound_sample_rate: Optional[int] = None,
 ) -> RolloutResult:
     """Run `frames` frames on both emulators; compare after every `compare_every` frames.
 
@@ -178,6 +180,8 @@ def rollout(
     `cgb` is PyBoy's argument (None: Game Boy Color hardware for cartridges whose header asks
     for it); both emulators get the same one, and on CGB hardware emurust runs PyBoy's CGB boot
     ROM. With `compare_sound=False` the audio output (samples, PCM12/PCM34) is not compared.
+
+    `sound_emulated` and `sound_sample_rate` are given to both (PyBoy's constructor options).
     """
     import emurust
 
@@ -186,8 +190,9 @@ def rollout(
     hw_cgb = pyboy_hardware_is_cgb(rom_path, cgb)
     with open(pyboy_boot_rom_path(hw_cgb), "rb") as f:
         boot = f.read()
-    gb = emurust.GameBoy(rom_path, boot_rom=boot if boot_rom else None, cgb=hw_cgb)
-    pb = make_pyboy(rom_path, cgb)
+    sound = dict(sound_emulated=sound_emulated, sound_sample_rate=sound_sample_rate)
+    gb = emurust.GameBoy(rom_path, boot_rom=boot if boot_rom else None, cgb=hw_cgb, **sound)
+    pb = make_pyboy(rom_path, cgb, **sound)
     skip = () if boot_rom else ("VRAM", "VRAM bank 1")
     if start_state is not None:
         import io
@@ -385,6 +390,8 @@ def _run_one(args, rom: str, state: Optional[str], many: bool, progress_total: O
             start_state=state,
             policy=args.policy,
             cgb={"auto": None, "on": True, "off": False}[args.cgb],
+            sound_emulated=getattr(args, "sound_emulated", "on") == "on",
+            sound_sample_rate=getattr(args, "sound_sample_rate", None),
         )
     except Exception as e:  # a ROM or state that cannot be loaded is reported, not fatal
         return RunRow(rom, start, "not compared", note=f"{type(e).__name__}: {e}")
@@ -546,6 +553,8 @@ def add_parser(sub) -> None:
         help="start both from this PyBoy 2.8.1 .state (PyBoy loads it natively, emurust via load_pyboy_state)",
     )
     p.add_argument("--states", metavar="DIR", help="run each ROM from each PyBoy .state in DIR named ROMNAME*.state")
+    p.add_argument("--sound-emulated", choices=("on", "off"), default="on", help="both emulate sound (PyBoy's default) or not")
+    p.add_argument("--sound-sample-rate", type=int, metavar="HZ", help="audio sample rate of both (default: PyBoy's, 48000)")
     p.add_argument("--repair-prompt", metavar="FILE", help="on divergence, fill the repair template into FILE (FILE-ROMNAME.md with several runs)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_main)

@@ -1,4 +1,5 @@
-//! The sound section of a PyBoy 2.8.1 save state (format version 29, DMG, 48000 Hz).
+//! The sound section of a PyBoy 2.8.1 save state (format version 29, DMG), in either sound
+//! mode and at any sample rate (the sample buffer's length depends on it).
 //!
 //! PyBoy stores its sound unit's clocks, frame-sequencer bookkeeping and sample buffer, then
 //! each channel. Every PyBoy field has a counterpart here (names differ, meanings are the
@@ -11,7 +12,7 @@
 //! values a freshly created PyBoy has: 0.
 
 use super::channels::{check_count, check_shadow, Envelope, Length, Noise, Pulse, Sweep, Wave};
-use super::{Apu, CLOCK_HZ, SAMPLES_PER_FRAME, SAMPLE_BUFFER_LEN, SAMPLE_RATE};
+use super::{Apu, SoundOptions};
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
 
@@ -20,10 +21,13 @@ const PULSE_LEN: usize = 60;
 const SWEEP_EXTRA_LEN: usize = 45;
 const WAVE_LEN: usize = 74;
 const NOISE_LEN: usize = 90;
-/// Byte length of PyBoy's sound section.
-pub const PYBOY_SOUND_SECTION_LEN: usize = 24
-    + SAMPLE_BUFFER_LEN
-    + 1
+/// Byte length of PyBoy's sound section with these options.
+pub fn pyboy_sound_section_len(options: SoundOptions) -> usize {
+    24 + options.sample_buffer_len() + PYBOY_SOUND_FIXED_LEN
+}
+
+/// The part of PyBoy's sound section after the sample buffer.
+const PYBOY_SOUND_FIXED_LEN: usize = 1
     + 16
     + 8
     + 16
@@ -338,9 +342,9 @@ impl Apu {
     pub fn save_pyboy(&self, w: &mut StateWriter) {
         let start = w.buf.len();
         w.u64(self.samples_len as u64);
-        w.u64(SAMPLES_PER_FRAME as u64);
-        w.f64(CLOCK_HZ as f64 / SAMPLE_RATE as f64);
-        for s in self.samples {
+        w.u64(self.options.samples_per_frame() as u64);
+        w.f64(self.cycles_per_sample);
+        for &s in self.samples.iter() {
             w.u8(s as u8);
         }
         w.u8(self.speed_shift); // CGB double speed
@@ -364,22 +368,32 @@ impl Apu {
         save_pulse(w, &self.ch2, CH2_ON);
         save_wave(w, &self.ch3);
         save_noise(w, &self.ch4);
-        debug_assert_eq!(w.buf.len() - start, PYBOY_SOUND_SECTION_LEN);
+        debug_assert_eq!(w.buf.len() - start, pyboy_sound_section_len(self.options));
     }
 
-    /// Decode PyBoy's sound section into a new APU (of Game Boy Color hardware with `cgb`).
-    pub fn load_pyboy(r: &mut StateReader, cgb: bool) -> Result<Apu, CoreError> {
-        let mut a = Apu::new();
+    /// Decode PyBoy's sound section into a new APU with `options` (those of the PyBoy that
+    /// loads the state: PyBoy does not save whether sound is emulated, and a state loads into
+    /// either mode), of Game Boy Color hardware with `cgb`. The state must have been saved at
+    /// the same sample rate.
+    pub fn load_pyboy(
+        r: &mut StateReader,
+        options: SoundOptions,
+        cgb: bool,
+    ) -> Result<Apu, CoreError> {
+        let mut a = Apu::new(options);
         let head = r.u64()?;
         let per_frame = r.u64()?;
-        if per_frame != SAMPLES_PER_FRAME as u64 {
+        let ours = options.samples_per_frame();
+        if per_frame != ours as u64 {
             return Err(err(format!(
-                "{per_frame} samples per frame: only PyBoy's default sample rate \
-                 ({SAMPLE_RATE} Hz, {SAMPLES_PER_FRAME} per frame) is supported"
+                "the state was saved at {per_frame} samples per frame, this emulator samples \
+                 at {} Hz ({ours} per frame): create it with the sample rate the state was \
+                 saved with",
+                options.sample_rate
             )));
         }
         let _cycles_per_sample = r.f64()?;
-        if head > SAMPLE_BUFFER_LEN as u64 || head % 2 != 0 {
+        if head > a.samples.len() as u64 || head % 2 != 0 {
             return Err(err(format!("sample buffer position {head} out of range")));
         }
         a.samples_len = head as usize;
@@ -443,7 +457,7 @@ mod tests {
     use super::*;
 
     fn busy_apu() -> Apu {
-        let mut a = Apu::new();
+        let mut a = Apu::new(SoundOptions::default());
         let mut now = 100;
         a.write(0xFF26, 0x80, now, 0);
         for (addr, v) in [
@@ -478,8 +492,16 @@ mod tests {
         let a = busy_apu();
         let mut w = StateWriter::new();
         a.save_pyboy(&mut w);
-        assert_eq!(w.buf.len(), PYBOY_SOUND_SECTION_LEN);
-        let mut b = Apu::load_pyboy(&mut StateReader::new(&w.buf), false).unwrap();
+        assert_eq!(
+            w.buf.len(),
+            pyboy_sound_section_len(SoundOptions::default())
+        );
+        let mut b = Apu::load_pyboy(
+            &mut StateReader::new(&w.buf),
+            SoundOptions::default(),
+            false,
+        )
+        .unwrap();
         let mut w2 = StateWriter::new();
         b.save_pyboy(&mut w2);
         assert_eq!(w.buf, w2.buf);
@@ -502,10 +524,13 @@ mod tests {
         busy_apu().save_pyboy(&mut w);
         let mut bad = w.buf.clone();
         bad[8] = 0x21; // samples per frame
-        assert!(Apu::load_pyboy(&mut StateReader::new(&bad), false).is_err());
+        let d = SoundOptions::default();
+        assert!(Apu::load_pyboy(&mut StateReader::new(&bad), d, false).is_err());
         let mut bad = w.buf.clone();
-        bad[24 + SAMPLE_BUFFER_LEN] = 1; // speed shift
-        assert!(Apu::load_pyboy(&mut StateReader::new(&bad), false).is_err());
-        assert!(Apu::load_pyboy(&mut StateReader::new(&w.buf[..w.buf.len() - 1]), false).is_err());
+        bad[24 + d.sample_buffer_len()] = 1; // speed shift
+        assert!(Apu::load_pyboy(&mut StateReader::new(&bad), d, false).is_err());
+        assert!(
+            Apu::load_pyboy(&mut StateReader::new(&w.buf[..w.buf.len() - 1]), d, false).is_err()
+        );
     }
 }

@@ -12,7 +12,7 @@ const READ_MASK: [u8; 0x20] = [
 ];
 
 fn powered_apu() -> Apu {
-    let mut a = Apu::new();
+    let mut a = Apu::new(SoundOptions::default());
     a.write(0xFF26, 0x80, 0, 0);
     a
 }
@@ -23,7 +23,7 @@ fn nr52(a: &mut Apu, now: u64) -> u8 {
 
 #[test]
 fn power_on_reads() {
-    let mut a = Apu::new();
+    let mut a = Apu::new(SoundOptions::default());
     for addr in 0xFF10..0xFF30u16 {
         let expect = READ_MASK[(addr - 0xFF10) as usize];
         assert_eq!(a.read(addr, 0), expect, "{addr:04X}");
@@ -156,7 +156,7 @@ fn wave_ram_locked_while_playing() {
     // The first fetch comes at 4096 + 5 cycles.
     assert_eq!(a.read(0xFF35, 100), 0xFF);
     assert_eq!(a.read(0xFF35, 4100), 0xFF);
-    let mut b = Apu::new();
+    let mut b = Apu::new(SoundOptions::default());
     let mut w = StateWriter::new();
     a.save_state(&mut w);
     b.load_state(&mut StateReader::new(&w.buf)).unwrap();
@@ -167,7 +167,7 @@ fn wave_ram_locked_while_playing() {
     assert_eq!(b.read(0xFF35, 4102), 0x00);
     assert_eq!(b.read(0xFF35, 4103), 0xFF);
     // Writes go to the byte being played, too.
-    let mut c = Apu::new();
+    let mut c = Apu::new(SoundOptions::default());
     c.load_state(&mut StateReader::new(&w.buf)).unwrap();
     c.write(0xFF3F, 0xAB, 4101, 0);
     c.write(0xFF3F, 0xCD, 4110, 0); // ignored
@@ -225,7 +225,7 @@ fn debug_read_is_pyboys_memory_view() {
 #[test]
 fn scheduling_hint_first_samples() {
     // Sample targets k * 4194304/48000 accumulated in f64, 512 Hz targets every 8192.
-    let mut a = Apu::new();
+    let mut a = Apu::new(SoundOptions::default());
     assert_eq!(a.cycles_to_interrupt(), 88);
     let mut expected = Vec::new();
     let mut seen = Vec::new();
@@ -249,7 +249,7 @@ fn scheduling_hint_rounding_quirk() {
     // 375 samples are exactly 32768 cycles, but the f64 accumulated over 375 additions lands
     // just above it, so the 375th sample is not due at 32768 and PyBoy's ceil gives 32769
     // (the exact value would give 32768 + 88 after taking that sample).
-    let mut a = Apu::new();
+    let mut a = Apu::new(SoundOptions::default());
     a.tick(32767);
     assert_eq!(a.cycles_to_interrupt(), 32768); // the 512 Hz target
     a.tick(32768);
@@ -260,7 +260,7 @@ fn scheduling_hint_rounding_quirk() {
 
 #[test]
 fn hint_is_not_updated_by_writes() {
-    let mut a = Apu::new();
+    let mut a = Apu::new(SoundOptions::default());
     a.tick(1000);
     let h = a.cycles_to_interrupt();
     a.write(0xFF26, 0x80, 1000, 0x1234);
@@ -271,8 +271,8 @@ fn hint_is_not_updated_by_writes() {
 
 #[test]
 fn sampling_off_keeps_hint() {
-    let mut a = Apu::new();
-    let mut b = Apu::new();
+    let mut a = Apu::new(SoundOptions::default());
+    let mut b = Apu::new(SoundOptions::default());
     b.set_sampling(false);
     for now in (0..70224u64).step_by(52) {
         a.tick(now);
@@ -296,7 +296,7 @@ fn save_load_round_trip() {
     a.tick(12345);
     let mut w = StateWriter::new();
     a.save_state(&mut w);
-    let mut b = Apu::new();
+    let mut b = Apu::new(SoundOptions::default());
     b.load_state(&mut StateReader::new(&w.buf)).unwrap();
     let mut w2 = StateWriter::new();
     b.save_state(&mut w2);
@@ -310,7 +310,7 @@ fn save_load_round_trip() {
     assert_eq!(a.samples(), b.samples());
     // Truncated state is an error, not a panic.
     for cut in [0, 10, w.buf.len() / 2, w.buf.len() - 1] {
-        let mut c = Apu::new();
+        let mut c = Apu::new(SoundOptions::default());
         assert!(c.load_state(&mut StateReader::new(&w.buf[..cut])).is_err());
     }
 }
@@ -414,7 +414,7 @@ fn parse_trace(data: &[u8]) -> Vec<(Ev, u64, usize)> {
 
 fn replay(name: &str, data: &[u8]) {
     let events = parse_trace(data);
-    let mut apu = Apu::new();
+    let mut apu = Apu::new(SoundOptions::default());
     let mut counts = [0usize; 5];
     for (i, (ev, hint, line)) in events.iter().enumerate() {
         let ctx = || format!("{name}:{line}: {ev:?}");
@@ -464,7 +464,7 @@ fn replay(name: &str, data: &[u8]) {
             // save -> load -> continue must be indistinguishable
             let mut w = StateWriter::new();
             apu.save_state(&mut w);
-            let mut b = Apu::new();
+            let mut b = Apu::new(SoundOptions::default());
             b.load_state(&mut StateReader::new(&w.buf)).unwrap();
             apu = b;
         }
@@ -515,7 +515,7 @@ fn first_frame_hints_match_pyboy() {
     let ev = parse_trace(include_bytes!("testdata/trace_random1.txt.gz"));
     let hints: Vec<u64> = ev.iter().take(14).map(|e| e.1).collect();
     assert_eq!(hints[..3], [88, 88, 88]);
-    let mut a = Apu::new();
+    let mut a = Apu::new(SoundOptions::default());
     for (now, want) in [
         (12, 88),
         (100, 175),
@@ -558,7 +558,7 @@ fn ceil_cycles_matches_f64_ceil() {
     // The accumulated sample targets of many frames, and a spread of awkward values.
     for _ in 0..2_000_000 {
         assert_eq!(ceil_cycles(t), t.ceil() as u64, "{t}");
-        t += CLOCK_HZ as f64 / SAMPLE_RATE as f64;
+        t += SoundOptions::default().cycles_per_sample();
     }
     for t in [
         0.0,
@@ -594,12 +594,12 @@ fn corrupt_counters_are_rejected() {
         corrupt(&mut a);
         let mut w = StateWriter::new();
         a.save_state(&mut w);
-        let e = Apu::new().load_state(&mut StateReader::new(&w.buf));
+        let e = Apu::new(SoundOptions::default()).load_state(&mut StateReader::new(&w.buf));
         assert!(matches!(e, Err(CoreError::State(_))), "case {i}");
     }
     let mut w = StateWriter::new();
     powered_apu().save_state(&mut w);
-    Apu::new()
+    Apu::new(SoundOptions::default())
         .load_state(&mut StateReader::new(&w.buf))
         .unwrap();
 }
@@ -623,5 +623,93 @@ fn clock_and_targets_must_fit_together() {
         b.tick(100_000_000);
         corrupt(&mut b);
         assert!(b.check_times(max_count, max_distance).is_err(), "case {i}");
+    }
+}
+
+/// Without sound emulation (PyBoy's `sound_emulated=False`): FF10-FF3F read 0, writes change
+/// nothing, no samples, the hint stays MAX_CYCLES; what PyBoy's Motherboard keeps doing around
+/// its sound object (the DIV-write flag, the NR52 power-on realignment) still happens.
+#[test]
+fn not_emulated_is_pyboys_sound_off() {
+    let off = SoundOptions {
+        emulated: false,
+        sample_rate: 48000,
+    };
+    let mut a = Apu::new(off);
+    assert_eq!(a.cycles_to_interrupt(), MAX_CYCLES);
+    a.write(0xFF26, 0x80, 100, 0);
+    for (addr, v) in [
+        (0xFF12u16, 0xF0u8),
+        (0xFF14, 0x87),
+        (0xFF30, 0x12),
+        (0xFF24, 0x77),
+    ] {
+        a.write(addr, v, 200, 0);
+    }
+    for addr in 0xFF10..0xFF40 {
+        assert_eq!(a.read(addr, 300), 0, "{addr:04X}");
+        assert_eq!(a.debug_read(addr, 300), 0, "{addr:04X}");
+    }
+    a.set_sampling(true);
+    a.tick(100_000);
+    assert!(a.samples().is_empty());
+    assert_eq!(a.cycles_to_interrupt(), MAX_CYCLES);
+    assert_eq!(a.caught_up_to, 100_000);
+    assert_eq!(a.clock, 0, "PyBoy's sound.cycles stays 0");
+    // A DIV write on the APU bit's falling edge, then NR52 power-on while the bit is set
+    // again: the flag and the realigned frame-sequencer target (from sound.cycles = 0).
+    a.on_div_write(100_100, 0x1000);
+    assert!(a.div_edge_written);
+    assert_eq!(a.next_seq, MAX_CYCLES as f64);
+    a.write(0xFF26, 0x80, 100_200, 0x1234);
+    assert_eq!(a.seq_mode, SEQ_SKIP);
+    assert_eq!(a.seq_step, 1);
+    assert_eq!(a.next_seq, (0x2000 - 0x1234) as f64);
+    a.write(0xFF14, 0x00, 100_300, 0);
+    assert!(!a.div_edge_written);
+    assert_eq!(a.cycles_to_interrupt(), MAX_CYCLES);
+    assert!(!a.powered);
+}
+
+/// The sample rate changes the sample period, the buffer and the chunking; registers and
+/// channels run the same at every rate.
+#[test]
+fn other_sample_rates() {
+    for rate in [1u32, 8000, 22050, 44100, 96000, 4_194_304] {
+        let opts = SoundOptions {
+            emulated: true,
+            sample_rate: rate,
+        };
+        let mut a = Apu::new(opts);
+        let mut b = Apu::new(SoundOptions::default());
+        assert_eq!(
+            a.cycles_to_interrupt(),
+            ceil_cycles(opts.cycles_per_sample().min(8192.0))
+        );
+        for apu in [&mut a, &mut b] {
+            apu.write(0xFF26, 0x80, 40, 0);
+            apu.write(0xFF25, 0xFF, 44, 0);
+            apu.write(0xFF12, 0xF3, 48, 0);
+            apu.write(0xFF14, 0xC7, 52, 0);
+        }
+        let mut total = 0;
+        for k in 1..=30u64 {
+            let now = k * 70224;
+            a.set_sampling(true);
+            a.clear_samples();
+            a.tick(now);
+            b.tick(now);
+            total += a.samples().len() / 2;
+            assert!(a.samples().len() <= opts.sample_buffer_len());
+            for addr in 0xFF10..0xFF30 {
+                assert_eq!(a.read(addr, now), b.read(addr, now), "{rate} Hz {addr:04X}");
+            }
+        }
+        // (the samples of the first 52 cycles, before the first clear, are not counted)
+        let expect = ((30.0 * 70224.0 - 52.0) / opts.cycles_per_sample()) as usize;
+        assert!(
+            total.abs_diff(expect) <= 1,
+            "{rate} Hz: {total} samples, {expect} expected"
+        );
     }
 }

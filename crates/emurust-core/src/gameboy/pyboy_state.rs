@@ -10,7 +10,7 @@
 //! | CPU          | 27             | A F B C D E, HL SP PC (16-bit), IME, EI delay, halted, stopped, IE, "interrupt queued", IF, cycles (64-bit) |
 //! | OAM DMA      | 12             | active, reading, source page, bytes copied, start cycle |
 //! | LCD          | [`PYBOY_LCD_SECTION_LEN`] | [`Lcd::load_pyboy_lcd`]                    |
-//! | sound        | [`PYBOY_SOUND_SECTION_LEN`] | [`Apu::load_pyboy`]                      |
+//! | sound        | [`pyboy_sound_section_len`] | [`Apu::load_pyboy`]                      |
 //! | renderer     | [`PYBOY_RENDERER_SECTION_LEN`] | the screen, [`Lcd::load_pyboy_renderer`] |
 //! | RAM          | 8491 (CGB: 33067) | WRAM (CGB: 8 banks of 4 KiB), FEA0-FEFF, FF00-FF4B (P1 and unused registers), HRAM |
 //! | WRAM bank    | 1              | SVBK (0 on the DMG)                                   |
@@ -35,7 +35,7 @@
 //! On any error the machine is unchanged.
 
 use super::{Decoded, GameBoy, SystemBus};
-use crate::apu::pyboy_state::PYBOY_SOUND_SECTION_LEN;
+use crate::apu::pyboy_state::pyboy_sound_section_len;
 use crate::apu::Apu;
 use crate::cpu::{Cpu, Registers};
 use crate::joypad::pyboy_state::PYBOY_JOYPAD_SECTION_LEN;
@@ -96,7 +96,7 @@ impl GameBoy {
             + CPU_LEN
             + DMA_LEN
             + PYBOY_LCD_SECTION_LEN
-            + PYBOY_SOUND_SECTION_LEN
+            + pyboy_sound_section_len(self.bus.apu.options())
             + PYBOY_RENDERER_SECTION_LEN
             + RAM_LEN
             + 1
@@ -110,7 +110,11 @@ impl GameBoy {
     /// Byte offset of the renderer section (the screen: per pixel RGBA and a colour-0 flag)
     /// in a PyBoy 2.8.1 state.
     pub fn pyboy_renderer_offset(&self) -> usize {
-        HEADER_LEN + CPU_LEN + DMA_LEN + PYBOY_LCD_SECTION_LEN + PYBOY_SOUND_SECTION_LEN
+        HEADER_LEN
+            + CPU_LEN
+            + DMA_LEN
+            + PYBOY_LCD_SECTION_LEN
+            + pyboy_sound_section_len(self.bus.apu.options())
     }
 
     /// The machine as a PyBoy 2.8.1 save state (what `PyBoy.save_state` writes), which
@@ -224,6 +228,23 @@ impl GameBoy {
                 )));
             }
         }
+        // The sample buffer's length depends on the sample rate: name a mismatch as such. (On
+        // Game Boy Color hardware the sound section lies further on, after sections whose
+        // length depends on the state's mode; `Apu::load_pyboy` names the mismatch there.)
+        let spf_at = HEADER_LEN + CPU_LEN + DMA_LEN + PYBOY_LCD_SECTION_LEN + 8;
+        if let Some(b) = data.get(spf_at..spf_at + 8).filter(|_| !cgb) {
+            let saved = u64::from_le_bytes(b.try_into().unwrap());
+            let sound = self.bus.apu.options();
+            if saved != sound.samples_per_frame() as u64 {
+                return Err(state_err(format!(
+                    "the PyBoy state was saved at another sound sample rate ({saved} samples per \
+                     frame; this emulator samples at {} Hz, {} per frame): create the emulator \
+                     with the PyBoy's sound_sample_rate",
+                    sound.sample_rate,
+                    sound.samples_per_frame()
+                )));
+            }
+        }
         let expected = self.pyboy_state_len();
         // On CGB hardware the LCD part's length depends on the state's mode; the reader checks.
         if !cgb && data.len() != expected {
@@ -303,6 +324,7 @@ impl GameBoy {
             self.bus.cart.clone(),
             self.bus.boot_rom.clone(),
             self.bus.cgb,
+            self.bus.apu.options(),
         );
         bus.cycles = cycles;
         bus.ie_reg = ie;
@@ -339,7 +361,7 @@ impl GameBoy {
         // write sees the current LCDC.
         let mut lcd = self.bus.lcd.clone();
         lcd.load_pyboy_lcd(&mut r)?;
-        let apu = Apu::load_pyboy(&mut r, cgb)?;
+        let apu = Apu::load_pyboy(&mut r, self.bus.apu.options(), cgb)?;
         if apu.speed_shift != lcd.speed_shift {
             return Err(state_err(
                 "PyBoy state: LCD and sound disagree on the double speed",
@@ -525,28 +547,55 @@ mod tests {
         }
         rom[0x14D] = x;
         let colour: Arc<[u8]> = rom.into();
-        for (rom, cgb) in [(colour, None), (test_rom(), Some(true))] {
-            let mut a = GameBoy::with_hardware(rom.clone(), None, cgb).unwrap();
-            assert!(a.is_cgb());
-            a.tick(30, true, true);
-            let s = a.save_pyboy_state();
-            assert_eq!(s.len(), a.pyboy_state_len());
-            let mut b = GameBoy::with_hardware(rom.clone(), None, cgb).unwrap();
-            b.load_pyboy_state(&s).unwrap();
-            let first_diff =
-                |x: &[u8], y: &[u8]| (x.len(), x.iter().zip(y).position(|(p, q)| p != q));
-            assert_eq!(first_diff(&b.save_pyboy_state(), &s), (s.len(), None));
-            for _ in 0..60 {
-                a.tick(1, true, true);
-                b.tick(1, true, true);
-                let (sa, sb) = (a.save_pyboy_state(), b.save_pyboy_state());
-                assert_eq!(first_diff(&sa, &sb), (sa.len(), None));
-                assert_eq!(a.bus.apu.samples(), b.bus.apu.samples());
+        let sounds = [
+            crate::apu::SoundOptions::default(),
+            crate::apu::SoundOptions {
+                emulated: false,
+                sample_rate: 48000,
+            },
+            crate::apu::SoundOptions {
+                emulated: true,
+                sample_rate: 22050,
+            },
+        ];
+        for sound in sounds {
+            for (rom, cgb) in [(colour.clone(), None), (test_rom(), Some(true))] {
+                let options = crate::gameboy::Options { cgb, sound };
+                let mut a = GameBoy::with_options(rom.clone(), None, options).unwrap();
+                assert!(a.is_cgb());
+                a.tick(30, true, true);
+                let s = a.save_pyboy_state();
+                assert_eq!(s.len(), a.pyboy_state_len());
+                let mut b = GameBoy::with_options(rom.clone(), None, options).unwrap();
+                b.load_pyboy_state(&s).unwrap();
+                let first_diff =
+                    |x: &[u8], y: &[u8]| (x.len(), x.iter().zip(y).position(|(p, q)| p != q));
+                assert_eq!(first_diff(&b.save_pyboy_state(), &s), (s.len(), None));
+                for _ in 0..60 {
+                    a.tick(1, true, true);
+                    b.tick(1, true, true);
+                    let (sa, sb) = (a.save_pyboy_state(), b.save_pyboy_state());
+                    assert_eq!(first_diff(&sa, &sb), (sa.len(), None));
+                    assert_eq!(a.bus.apu.samples(), b.bus.apu.samples());
+                }
+                // Not into DMG hardware.
+                let mut d = GameBoy::with_options(
+                    rom.clone(),
+                    None,
+                    crate::gameboy::Options {
+                        cgb: Some(false),
+                        sound,
+                    },
+                )
+                .unwrap();
+                assert!(d.load_pyboy_state(&s).is_err());
+                assert!(b.load_pyboy_state(&d.save_pyboy_state()).is_err());
+                // Not at another sample rate.
+                if sound.sample_rate != 48000 {
+                    let mut e = GameBoy::with_hardware(rom, None, cgb).unwrap();
+                    assert!(e.load_pyboy_state(&s).is_err());
+                }
             }
-            // Not into DMG hardware.
-            let mut d = GameBoy::with_hardware(rom, None, Some(false)).unwrap();
-            assert!(d.load_pyboy_state(&s).is_err());
-            assert!(b.load_pyboy_state(&d.save_pyboy_state()).is_err());
         }
     }
 
