@@ -1086,12 +1086,14 @@ impl GameBoy {
             bus.instr_start = now;
             bus.instr_pc = start;
             bus.hl_at_start = self.cpu.r.hl();
-            let value = bus.read_io(
+            // What `read_io` does for FF41/FF44 with no OAM DMA running (none can start
+            // in this loop: it writes nothing).
+            let value = bus.lcd.read_register(
                 addr,
                 now + ldh_stamp.cycles as u64,
                 ldh_stamp.offset as u64,
             );
-            bus.bail = 0;
+            bus.drain_lcd_irq();
             self.cpu.r.a = value;
             self.bus.cycles = now + 12;
             self.cpu.r.pc = start + 2;
