@@ -117,8 +117,17 @@ impl SoundOptions {
 /// Round a (non-negative, finite) target time up to a whole cycle: `t.ceil() as u64`
 /// (saturating), without the libm call `f64::ceil` is on baseline x86-64. The cast
 /// truncates, which for t >= 0 is the floor; add one when that lost a fraction.
-#[inline]
+///
+/// Targets below 2^62 cycles (all a valid state holds, see `GameBoy::load_state`) take
+/// signed conversions, single instructions on x86-64 where the unsigned ones are branchy
+/// sequences; the results are the same (truncation of a non-negative value, and the same
+/// integer converted back to the nearest `f64`).
+#[inline(always)]
 fn ceil_cycles(t: f64) -> u64 {
+    if t >= 0.0 && t < (1u64 << 62) as f64 {
+        let floor = t as i64;
+        return floor as u64 + ((floor as f64) < t) as u64;
+    }
     let floor = t as u64;
     floor.saturating_add(((floor as f64) < t) as u64)
 }
@@ -496,7 +505,7 @@ impl Apu {
     }
 
     /// The sample target at or before `clock`: take it (if sampling) and set the next one.
-    #[inline]
+    #[inline(always)]
     fn sample_event(&mut self) {
         if self.sampling {
             self.take_sample();

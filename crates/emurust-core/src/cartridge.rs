@@ -94,8 +94,8 @@ pub struct Cartridge {
     /// Bank mapped at 0000-3FFF (PyBoy `rombank_selected_low`).
     rom_bank_low: u16,
     /// Byte offsets of those banks in `rom`, kept in step with the two numbers above.
-    low_base: usize,
-    high_base: usize,
+    /// (0000-3FFF first, 4000-7FFF second: indexed by address bit 14.)
+    bases: [usize; 2],
     /// Selected RAM bank or RTC register (PyBoy `rambank_selected`).
     ram_bank: u16,
     ram_enabled: bool,
@@ -158,8 +158,7 @@ impl Cartridge {
             ram: vec![0; header.ram_bytes],
             rom_bank: 1,
             rom_bank_low: 0,
-            low_base: 0,
-            high_base: ROM_BANK_SIZE,
+            bases: [0, ROM_BANK_SIZE],
             ram_bank: 0,
             ram_enabled: mapper == Mapper::RomOnly && header.has_ram,
             mbc1_lower: 1,
@@ -227,11 +226,7 @@ impl Cartridge {
     /// Read 0000-7FFF through the current banking.
     #[inline]
     pub fn read_rom(&self, addr: u16) -> u8 {
-        let base = if addr & 0x4000 == 0 {
-            self.low_base
-        } else {
-            self.high_base
-        };
+        let base = self.bases[(addr as usize >> 14) & 1];
         self.rom[base + (addr as usize & 0x3FFF)]
     }
 
@@ -500,8 +495,10 @@ impl Cartridge {
 
     #[inline]
     fn update_rom_bases(&mut self) {
-        self.low_base = self.rom_bank_low as usize * ROM_BANK_SIZE;
-        self.high_base = self.rom_bank as usize * ROM_BANK_SIZE;
+        self.bases = [
+            self.rom_bank_low as usize * ROM_BANK_SIZE,
+            self.rom_bank as usize * ROM_BANK_SIZE,
+        ];
     }
 }
 

@@ -227,7 +227,7 @@ impl Cpu {
 
     /// 8-bit operand by its 3-bit code (B C D E H L (HL) A); code 6 costs a read cycle.
     #[inline(always)]
-    fn get_r8<B: Bus>(&mut self, bus: &mut B, code: u8) -> u8 {
+    pub(crate) fn get_r8<B: Bus>(&mut self, bus: &mut B, code: u8) -> u8 {
         match code & 7 {
             0 => self.r.b,
             1 => self.r.c,
@@ -278,7 +278,7 @@ impl Cpu {
 
     /// Branch condition by its 2-bit code (NZ Z NC C).
     #[inline(always)]
-    fn condition(&self, code: u8) -> bool {
+    pub(crate) fn condition(&self, code: u8) -> bool {
         let f = self.r.f;
         match code & 3 {
             0 => f & FLAG_Z == 0,
@@ -292,7 +292,7 @@ impl Cpu {
 
     /// The eight accumulator operations (ADD ADC SUB SBC AND XOR OR CP) by 3-bit code.
     #[inline(always)]
-    fn alu(&mut self, kind: u8, v: u8) {
+    pub(crate) fn alu(&mut self, kind: u8, v: u8) {
         let a = self.r.a;
         match kind & 7 {
             0 => self.r.a = self.add8(a, v, 0),

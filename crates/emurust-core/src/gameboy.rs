@@ -48,6 +48,7 @@ pub use cgb::{select_hardware, CgbSystem};
 
 const OPCODE_RETI: u16 = 0xD9;
 const OPCODE_DI: u16 = 0xF3;
+const OPCODE_LDH_A_N: u16 = 0xF0;
 
 /// OAM DMA as PyBoy models it: 160 bytes, one per 4 cycles after a start delay, copied lazily
 /// whenever the CPU touches memory that could observe it.
@@ -104,9 +105,15 @@ pub struct SystemBus {
     stamps: [Stamp; 2],
     m_cycles: u64,
     hl_at_start: u16,
-    /// Set by writes that may change what the scheduler planned; ends the slice.
-    bail: bool,
+    /// [`BAIL_END`]: set by writes that may change what the scheduler planned; ends the
+    /// slice. [`BAIL_POLL`]: an `LDH A,(n)` just read an LCD register a polling loop may wait
+    /// on (a hint for [`GameBoy::run_poll_loop`]; the slice goes on).
+    bail: u8,
 }
+
+/// See [`SystemBus::bail`].
+const BAIL_END: u8 = 1;
+const BAIL_POLL: u8 = 2;
 
 impl SystemBus {
     fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>, cgb: bool, sound: SoundOptions) -> Self {
@@ -147,7 +154,7 @@ impl SystemBus {
             stamps: DATA_ACCESS[0],
             m_cycles: 0,
             hl_at_start: 0,
-            bail: false,
+            bail: 0,
         }
     }
 
@@ -366,6 +373,9 @@ impl SystemBus {
             0xFF40..=0xFF4B => {
                 let v = self.lcd.read_register(addr, now, offset);
                 self.drain_lcd_irq();
+                if self.opcode == OPCODE_LDH_A_N && (addr == 0xFF44 || addr == 0xFF41) {
+                    self.bail |= BAIL_POLL;
+                }
                 v
             }
             0xFF4C..=0xFF7F if self.cgb => self.read_cgb_io(addr, now),
@@ -379,7 +389,7 @@ impl SystemBus {
         match addr {
             0x0000..=0x7FFF => {
                 self.cart.write_rom_area(addr, value, now);
-                self.bail = true;
+                self.bail |= BAIL_END;
             }
             0x8000..=0x9FFF => {
                 self.lcd.write_vram(addr, value, now, offset);
@@ -416,7 +426,7 @@ impl SystemBus {
                     self.dma_catch_up(now, offset, offset);
                 }
                 self.ie_reg = value;
-                self.bail = true;
+                self.bail |= BAIL_END;
             }
         }
     }
@@ -429,7 +439,7 @@ impl SystemBus {
             if addr == 0xFF50 && self.boot_rom_mapped && (value == 0x01 || value == 0x11) {
                 self.boot_rom_mapped = false;
                 self.fetch_span = 0x8000 - 0x100;
-                self.bail = true;
+                self.bail |= BAIL_END;
             } else if self.cgb {
                 self.write_cgb_io(addr, value, now, offset);
             }
@@ -479,7 +489,7 @@ impl SystemBus {
             }
             _ => self.io_scratch[(addr - 0xFF00) as usize] = value,
         }
-        self.bail = true;
+        self.bail |= BAIL_END;
     }
 
     /// Side-effect-free view of memory for debuggers, tests and Python: what PyBoy's memory
@@ -523,7 +533,7 @@ impl SystemBus {
     pub fn poke(&mut self, addr: u16, value: u8) {
         let now = self.cycles;
         self.write_at(addr, value, now, 0);
-        self.bail = false;
+        self.bail = 0;
     }
 }
 
@@ -594,7 +604,11 @@ impl Bus for SystemBus {
     #[inline]
     fn reti(&mut self) {
         // RETI re-enables interrupts before popping; PyBoy ends the slice if one is waiting.
-        self.bail = self.pending_interrupts() != 0;
+        self.bail = if self.pending_interrupts() != 0 {
+            BAIL_END
+        } else {
+            0
+        };
     }
 }
 
@@ -971,13 +985,128 @@ impl GameBoy {
         } else if self.cpu.halted {
             self.bus.cycles += budget;
         }
-        self.bus.bail = false;
+        self.bus.bail = 0;
         while self.bus.cycles < target {
             self.execute_instruction();
-            if self.bus.bail {
-                break;
+            if self.bus.bail != 0 {
+                if self.bus.bail & BAIL_END != 0 {
+                    break;
+                }
+                self.bus.bail = 0;
+                self.run_poll_loop(target);
             }
         }
+    }
+
+    /// A polling loop on an LCD register, run without the interpreter's per-instruction
+    /// overhead but with exactly its effects. Called right after an `LDH A,(n)` read LY or
+    /// STAT (at `instr_pc`, from ROM); if that instruction heads the loop
+    ///
+    /// ```text
+    /// L: LDH A,(n)        ; n = 0x41 or 0x44
+    ///    CP r | CP n | AND n
+    ///    JR cc,L
+    /// ```
+    ///
+    /// its iterations run here for as long as the slice lasts (the same `cycles < target`
+    /// test before every instruction) and the branch is taken. Each instruction does what
+    /// the interpreter would: the same register read at the same stamp (so the LCD catches
+    /// up at the same points), the same flags, cycles, PC, instruction count and PC trace.
+    /// Anything else (EI pending, OAM DMA running, breakpoints on, code outside the
+    /// cartridge ROM) leaves the interpreter to it.
+    #[inline(never)]
+    fn run_poll_loop(&mut self, target: u64) {
+        let bus = &self.bus;
+        let start = bus.instr_pc;
+        let cpu = &self.cpu;
+        if cpu.ei_delay != 0
+            || cpu.brk
+            || cpu.halted
+            || bus.dma.active
+            || bus.fetch_span == 0
+            || start < 0x100
+            || start > 0x7FF0
+            || cpu.r.pc != start.wrapping_add(2)
+        {
+            return;
+        }
+        let rom = |k: u16| bus.cart.read_rom(start + k);
+        let reg = rom(1);
+        if rom(0) != OPCODE_LDH_A_N as u8 || !(reg == 0x41 || reg == 0x44) {
+            return;
+        }
+        // The test: an ALU kind (7 CP, 4 AND), its operand (register code or immediate).
+        let test = rom(2);
+        let (kind, imm, test_len) = match test {
+            0xFE | 0xE6 => ((test >> 3) & 7, Some(rom(3)), 2u16),
+            0xB8..=0xBD | 0xBF => (7, None, 1u16),
+            _ => return,
+        };
+        let jr_at = start + 2 + test_len;
+        let jr = rom(2 + test_len);
+        if !matches!(jr, 0x20 | 0x28 | 0x30 | 0x38)
+            || jr_at.wrapping_add(2).wrapping_add(rom(3 + test_len) as i8 as u16) != start
+        {
+            return;
+        }
+        let test_cycles = 4 * test_len as u64;
+        let addr = 0xFF00 | reg as u16;
+        let ldh_stamp = DATA_ACCESS[OPCODE_LDH_A_N as usize][0];
+        loop {
+            // The test.
+            if self.bus.cycles >= target {
+                return;
+            }
+            self.trace(start + 2);
+            let v = match imm {
+                Some(n) => n,
+                None => self.cpu.get_r8(&mut self.bus, test),
+            };
+            self.cpu.alu(kind, v);
+            self.bus.cycles += test_cycles;
+            self.cpu.r.pc = jr_at;
+            // The branch.
+            if self.bus.cycles >= target {
+                return;
+            }
+            self.trace(jr_at);
+            if !self.cpu.condition(jr >> 3) {
+                self.bus.cycles += 8;
+                self.cpu.r.pc = jr_at + 2;
+                return;
+            }
+            self.bus.cycles += 12;
+            self.cpu.r.pc = start;
+            // The read.
+            if self.bus.cycles >= target {
+                return;
+            }
+            self.trace(start);
+            let bus = &mut self.bus;
+            let now = bus.cycles;
+            bus.instr_start = now;
+            bus.instr_pc = start;
+            bus.hl_at_start = self.cpu.r.hl();
+            // What `read_io` does for FF41/FF44 with no OAM DMA running (none can start
+            // in this loop: it writes nothing).
+            let value = bus.lcd.read_register(
+                addr,
+                now + ldh_stamp.cycles as u64,
+                ldh_stamp.offset as u64,
+            );
+            bus.drain_lcd_irq();
+            self.cpu.r.a = value;
+            self.bus.cycles = now + 12;
+            self.cpu.r.pc = start + 2;
+        }
+    }
+
+    /// Count an instruction at `pc` and put it in the PC trace (as `execute_instruction`).
+    #[inline(always)]
+    fn trace(&mut self, pc: u16) {
+        self.instructions += 1;
+        self.pc_trace[(self.pc_trace_next & PC_TRACE_MASK) as usize] = pc;
+        self.pc_trace_next = self.pc_trace_next.wrapping_add(1);
     }
 
     /// At a slice start: wake from HALT and dispatch the highest-priority pending interrupt.
@@ -1051,7 +1180,7 @@ impl GameBoy {
                 // PyBoy keeps PC on the HALT while halted and steps over it on wake-up.
                 self.cpu.r.pc = self.cpu.r.pc.wrapping_sub(1);
                 self.halted_after_ei = ei_delay_before == 1;
-                bus.bail = true;
+                bus.bail |= BAIL_END;
                 bus.cycles = start + 4;
             }
             Step::Stop => {
@@ -1075,14 +1204,17 @@ impl GameBoy {
                         self.cpu.ime = true;
                     }
                 }
-                bus.bail = true;
+                bus.bail |= BAIL_END;
                 self.break_hit = true;
                 return;
             }
         }
         if ei_delay_before == 1 && bus.opcode != OPCODE_DI && bus.opcode != OPCODE_RETI {
             // EI's enable just took effect: end the slice only if an interrupt is waiting.
-            bus.bail = bus.pending_interrupts() != 0;
+            bus.bail &= !BAIL_END;
+            if bus.pending_interrupts() != 0 {
+                bus.bail |= BAIL_END;
+            }
         }
     }
 

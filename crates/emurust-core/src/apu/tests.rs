@@ -594,6 +594,13 @@ fn ceil_cycles_matches_f64_ceil() {
         8192.0,
         (1u64 << 52) as f64 + 0.5,
         (1u64 << 53) as f64,
+        // Either side of the signed fast path's limit, and outside the domain.
+        (1u64 << 62) as f64 - 1024.0,
+        (1u64 << 62) as f64,
+        (1u64 << 62) as f64 + 0.25e6,
+        -0.5,
+        -1.0,
+        f64::NAN,
         9.0e18,
         1.8e19,
         1.0e300,

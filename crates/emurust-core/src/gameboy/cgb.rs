@@ -172,13 +172,13 @@ impl SystemBus {
             }
             0xFF4D => {
                 self.cgbx.key1 = value;
-                self.bail = true;
+                self.bail |= super::BAIL_END;
             }
             0xFF4F => self.lcd.vbk = value & 1,
             0xFF51..=0xFF54 if mode => self.cgbx.hdma.write_addr((addr - 0xFF50) as u8, value),
             0xFF55 if mode => {
                 self.write_hdma5(value, now, offset);
-                self.bail = true;
+                self.bail |= super::BAIL_END;
             }
             0xFF68 => self.lcd.cgb.bg.write_index(value),
             0xFF69 => self.lcd.cgb.bg.write_data(value),

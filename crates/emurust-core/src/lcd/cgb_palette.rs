@@ -15,6 +15,7 @@
 //! * A colour is shown as R = red << 3, G = green << 3, B = blue << 3 (no colour correction),
 //!   alpha 0xFF.
 
+use super::cgb_render::luma;
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
 
@@ -45,6 +46,8 @@ pub struct PaletteMemory {
     colours: [u16; 32],
     /// The colours as RGBA words.
     pub rgba: [u32; 32],
+    /// Their grey levels ([`luma`] of `rgba`), for the grey picture.
+    pub grey: [u8; 32],
 }
 
 impl Default for PaletteMemory {
@@ -59,6 +62,7 @@ impl PaletteMemory {
             index_reg: 0,
             colours: [0; 32],
             rgba: [0; 32],
+            grey: [0; 32],
         };
         for i in 0..32 {
             p.set_colour(i, POWER_ON[i % 4]);
@@ -70,6 +74,7 @@ impl PaletteMemory {
     fn set_colour(&mut self, i: usize, c: u16) {
         self.colours[i] = c;
         self.rgba[i] = rgba_of(c);
+        self.grey[i] = luma(self.rgba[i]);
     }
 
     /// The index register as read (bit 6 always set).

@@ -22,6 +22,7 @@
 //! the shade buffer (in colour mode: the colour index 0-3 of the pixel shown).
 
 use super::cgb_palette::COMPAT_RGBA;
+use super::render::tile_row;
 use super::{Lcd, SCREEN_H, SCREEN_W};
 
 /// Grey level of an RGBA pixel as PIL's `Image.convert("L")` computes it (ITU-R 601-2 luma,
@@ -42,6 +43,15 @@ fn pixel(vram: &[u8; 0x2000], addr: usize, col: usize) -> u8 {
     ((lo >> bit) & 1) | (((hi >> bit) & 1) << 1)
 }
 
+/// One line of colour mode being drawn: background colour index, RGBA and grey shown, and
+/// the map priority flag, per pixel.
+struct ColourLine {
+    colour: [u8; SCREEN_W],
+    rgba: [u32; SCREEN_W],
+    grey: [u8; SCREEN_W],
+    priority: [bool; SCREEN_W],
+}
+
 impl Lcd {
     /// Offset in a VRAM bank of tile `index`'s data (LCDC.4 addressing mode).
     #[inline(always)]
@@ -53,21 +63,58 @@ impl Lcd {
         }
     }
 
-    /// Colour index, palette and map-priority flag of one background/window pixel: map entry
-    /// at `map_addr`, pixel (`row`, `col`) of its tile before flipping.
+    /// Background or window pixels `x0..x1` of one line: the map row at VRAM offset
+    /// `row_base`, fine row `fine_y` of its tiles, pixel `x` showing map column
+    /// `(m0 + (x - x0)) as u8` (in pixels). One map entry decoded per tile, not per pixel.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn cgb_map_pixel(&self, map_addr: usize, row: usize, col: usize) -> (u8, u8, bool) {
-        let index = self.vram[map_addr];
-        let attr = self.cgb.vram1[map_addr];
-        let row = if attr & 0x40 != 0 { 7 - row } else { row };
-        let col = if attr & 0x20 != 0 { 7 - col } else { col };
-        let bank = if attr & 0x08 != 0 {
-            &self.cgb.vram1
-        } else {
-            &self.vram
-        };
-        let c = pixel(bank, self.tile_base(index) + row * 2, col);
-        (c, attr & 7, attr & 0x80 != 0)
+    fn cgb_map_span(
+        &self,
+        row_base: usize,
+        fine_y: usize,
+        m0: u8,
+        x0: usize,
+        x1: usize,
+        line: &mut ColourLine,
+    ) {
+        let mut x = x0;
+        let mut m = m0;
+        while x < x1 {
+            let map_addr = row_base + (m as usize >> 3);
+            let index = self.vram[map_addr];
+            let attr = self.cgb.vram1[map_addr];
+            let row = if attr & 0x40 != 0 { 7 - fine_y } else { fine_y };
+            let bank = if attr & 0x08 != 0 {
+                &self.cgb.vram1
+            } else {
+                &self.vram
+            };
+            let mut row_colours = tile_row(bank, self.tile_base(index) + row * 2);
+            if attr & 0x20 != 0 {
+                // Horizontal flip: the leftmost pixel is the tile row's last.
+                row_colours = row_colours.swap_bytes();
+            }
+            let row_colours = row_colours.to_le_bytes();
+            let pal = (attr & 7) as usize * 4;
+            let priority = attr & 0x80 != 0;
+            let first = (m & 7) as usize;
+            let n = (8 - first).min(x1 - x);
+            let cs = &row_colours[first..first + n];
+            let colour = &mut line.colour[x..x + n];
+            let rgba = &mut line.rgba[x..x + n];
+            let grey = &mut line.grey[x..x + n];
+            let prio = &mut line.priority[x..x + n];
+            for k in 0..n {
+                let c = cs[k];
+                let i = pal + c as usize;
+                colour[k] = c;
+                rgba[k] = self.cgb.bg.rgba[i];
+                grey[k] = self.cgb.bg.grey[i];
+                prio[k] = priority;
+            }
+            x += n;
+            m = m.wrapping_add(n as u8);
+        }
     }
 
     /// Draw line `ly` in colour mode.
@@ -77,9 +124,12 @@ impl Lcd {
             return;
         }
         let lcdc = self.lcdc;
-        let mut colour = [0u8; SCREEN_W];
-        let mut rgba = [0u32; SCREEN_W];
-        let mut map_priority = [false; SCREEN_W];
+        let mut px = ColourLine {
+            colour: [0; SCREEN_W],
+            rgba: [0; SCREEN_W],
+            grey: [0; SCREEN_W],
+            priority: [false; SCREEN_W],
+        };
         let wx = self.wx as i32 - 7;
         let window = lcdc & 0x20 != 0 && self.window_armed && wx < SCREEN_W as i32;
         let split = if window { wx.max(0) as usize } else { SCREEN_W };
@@ -87,39 +137,20 @@ impl Lcd {
         let bg_map = if lcdc & 0x08 != 0 { 0x1C00 } else { 0x1800 };
         let my = ly.wrapping_add(self.scy);
         let bg_row = bg_map + (my as usize >> 3) * 32;
-        for x in 0..split {
-            let mx = (x as u8).wrapping_add(self.scx);
-            let (c, p, pr) = self.cgb_map_pixel(
-                bg_row + (mx as usize >> 3),
-                (my & 7) as usize,
-                (mx & 7) as usize,
-            );
-            colour[x] = c;
-            rgba[x] = self.cgb.bg.rgba[(p as usize) * 4 + c as usize];
-            map_priority[x] = pr;
-        }
+        self.cgb_map_span(bg_row, (my & 7) as usize, self.scx, 0, split, &mut px);
         if window {
             self.window_line += 1;
             let wl = self.window_line as u8;
             let win_map = if lcdc & 0x40 != 0 { 0x1C00 } else { 0x1800 };
             let win_row = win_map + (wl as usize >> 3) * 32;
-            for x in split..SCREEN_W {
-                let wxp = (x as i32 - wx) as u8;
-                let (c, p, pr) = self.cgb_map_pixel(
-                    win_row + (wxp as usize >> 3),
-                    (wl & 7) as usize,
-                    (wxp & 7) as usize,
-                );
-                colour[x] = c;
-                rgba[x] = self.cgb.bg.rgba[(p as usize) * 4 + c as usize];
-                map_priority[x] = pr;
-            }
+            let m0 = (split as i32 - wx) as u8;
+            self.cgb_map_span(win_row, (wl & 7) as usize, m0, split, SCREEN_W, &mut px);
         }
         if ly == 143 {
             self.window_line = -1;
         }
 
-        let mut shown = colour;
+        let mut shown = px.colour;
         if lcdc & 0x02 != 0 {
             let tall = lcdc & 0x04 != 0;
             let height: u8 = if tall { 16 } else { 8 };
@@ -164,34 +195,31 @@ impl Lcd {
                         continue;
                     }
                     let x = x as usize;
-                    if master && (map_priority[x] || behind) && colour[x] != 0 {
+                    if master && (px.priority[x] || behind) && px.colour[x] != 0 {
                         continue;
                     }
-                    rgba[x] = self.cgb.obj.rgba[pal * 4 + c as usize];
+                    px.rgba[x] = self.cgb.obj.rgba[pal * 4 + c as usize];
+                    px.grey[x] = self.cgb.obj.grey[pal * 4 + c as usize];
                     shown[x] = c;
                 }
             }
         }
-        self.store_colour_line(y, &rgba, &shown, &colour, &map_priority);
+        self.store_colour_line(y, &px, &shown);
     }
 
     /// Write one finished line: RGBA, grey, shade (colour index shown) and the background
     /// attribute rows (bit 0: colour 0, bit 1: map priority; PyBoy's attribute byte).
-    fn store_colour_line(
-        &mut self,
-        y: usize,
-        rgba: &[u32; SCREEN_W],
-        shown: &[u8; SCREEN_W],
-        bg: &[u8; SCREEN_W],
-        priority: &[bool; SCREEN_W],
-    ) {
+    fn store_colour_line(&mut self, y: usize, line: &ColourLine, shown: &[u8; SCREEN_W]) {
         let row = y * SCREEN_W;
-        for x in 0..SCREEN_W {
-            let word = rgba[x];
-            self.rgba[(row + x) * 4..(row + x) * 4 + 4].copy_from_slice(&word.to_ne_bytes());
-            self.cgb.grey[row + x] = luma(word);
-            self.shades[row + x] = shown[x];
-            self.bg_zero[row + x] = (bg[x] == 0) as u8 | (priority[x] as u8) << 1;
+        let rgba = &mut self.rgba[row * 4..(row + SCREEN_W) * 4];
+        for (px, word) in rgba.as_chunks_mut::<4>().0.iter_mut().zip(&line.rgba) {
+            *px = word.to_ne_bytes();
+        }
+        self.cgb.grey[row..row + SCREEN_W].copy_from_slice(&line.grey);
+        self.shades[row..row + SCREEN_W].copy_from_slice(shown);
+        let bg_zero = &mut self.bg_zero[row..row + SCREEN_W];
+        for ((z, &c), &p) in bg_zero.iter_mut().zip(&line.colour).zip(&line.priority) {
+            *z = (c == 0) as u8 | (p as u8) << 1;
         }
     }
 

@@ -343,7 +343,9 @@ impl Lcd {
 
     // ------------------------------------------------------------------ timing
 
-    /// Catch up to absolute cycle `now`.
+    /// Catch up to absolute cycle `now`. Inlined: most calls (register reads, scheduler
+    /// slices) find no transition due; the transition itself is out of line.
+    #[inline]
     pub fn tick(&mut self, now: u64) {
         let elapsed = now.wrapping_sub(self.last_now);
         if elapsed == 0 {
@@ -356,10 +358,16 @@ impl Lcd {
         }
         self.clock = self.clock.wrapping_add(elapsed);
         if self.clock >= self.clock_target {
-            self.transition::<false>();
+            self.transition_dmg();
         }
         self.to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
         self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
+    }
+
+    /// The DMG's [`transition`](Self::transition), out of line (see [`tick`](Self::tick)).
+    #[inline(never)]
+    fn transition_dmg(&mut self) {
+        self.transition::<false>();
     }
 
     /// PyBoy's condition for raising the VBlank STAT interrupt 4 dots early (CGB hardware).

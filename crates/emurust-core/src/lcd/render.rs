@@ -145,7 +145,7 @@ const LINE_BUF: usize = PAD + SCREEN_W + 8;
 /// The 8 colour indices (one per byte, leftmost pixel in byte 0) of the tile row whose
 /// first byte is at VRAM offset `addr` (even).
 #[inline(always)]
-fn tile_row(vram: &[u8; 0x2000], addr: usize) -> u64 {
+pub(super) fn tile_row(vram: &[u8; 0x2000], addr: usize) -> u64 {
     let addr = addr & 0x1FFE;
     let lo = vram[addr];
     let hi = vram[addr | 1];
