@@ -69,9 +69,11 @@ fn load_count(r: &mut StateReader, what: &str) -> Result<i64, CoreError> {
 }
 
 /// A channel's timer period from a save state (must be positive: the timers divide by it).
+/// The bound is the PyBoy importer's (the noise channel's longest, 112 << 15), so that every
+/// state the importer accepts saves and reloads in our format.
 fn load_period(r: &mut StateReader) -> Result<i64, CoreError> {
     let p = r.i64()?;
-    if !(1..=0x8000).contains(&p) {
+    if !(1..=(112i64 << 15)).contains(&p) {
         return Err(CoreError::State(format!("APU: bad channel period {p}")));
     }
     Ok(p)
