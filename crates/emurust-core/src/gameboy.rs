@@ -1045,7 +1045,10 @@ impl GameBoy {
         let jr_at = start + 2 + test_len;
         let jr = rom(2 + test_len);
         if !matches!(jr, 0x20 | 0x28 | 0x30 | 0x38)
-            || jr_at.wrapping_add(2).wrapping_add(rom(3 + test_len) as i8 as u16) != start
+            || jr_at
+                .wrapping_add(2)
+                .wrapping_add(rom(3 + test_len) as i8 as u16)
+                != start
         {
             return;
         }
@@ -1089,11 +1092,9 @@ impl GameBoy {
             bus.hl_at_start = self.cpu.r.hl();
             // What `read_io` does for FF41/FF44 with no OAM DMA running (none can start
             // in this loop: it writes nothing).
-            let value = bus.lcd.read_register(
-                addr,
-                now + ldh_stamp.cycles as u64,
-                ldh_stamp.offset as u64,
-            );
+            let value =
+                bus.lcd
+                    .read_register(addr, now + ldh_stamp.cycles as u64, ldh_stamp.offset as u64);
             bus.drain_lcd_irq();
             self.cpu.r.a = value;
             self.bus.cycles = now + 12;
