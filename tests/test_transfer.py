@@ -56,3 +56,33 @@ def test_short_transfer_run_is_equivalent():
     res = run_transfer("dodge", [1, 2], Hyper(steps=256, envs=2, n_steps=64, batch_size=64), episodes=2, margin=5.0, progress=lambda m: None)
     assert res.transfer.equivalent and res.training.equivalent and res.equivalent
     assert res.returns["emurust->emurust"] == res.returns["emurust->pyboy"]
+
+
+def test_tost_power_and_the_exact_case():
+    from emurust.verify.transfer import tost_paired, tost_power
+
+    assert tost_power(0.0, 5.0) == 1.0
+    assert tost_power(1.0, 5.0) > 0.99 and tost_power(10.0, 5.0) == 0.0
+    t = tost_paired([0.0] * 8, 5.0)
+    assert t.equivalent and t.power == 1.0
+    # All differences equal but outside the margin: exactly known, not equivalent.
+    t = tost_paired([6.0] * 8, 5.0)
+    assert not t.equivalent and t.p_value == 1.0
+    # Spread: the t-test decides, and power reflects the spread.
+    t = tost_paired([8.0, -8.0, 7.0, -7.0, 9.0, -9.0], 5.0)
+    assert not t.equivalent and 0.0 <= t.power < 0.5
+
+
+def test_a_planted_divergence_fails_tost():
+    """L4 can fail: the emurust backend perturbed on purpose (every reward +0.5, about +50 per
+    episode here) is not shown equivalent, while the unperturbed run of the same size is."""
+    from emurust.verify.transfer import format_table, planted
+
+    hp = Hyper(steps=256, envs=2, n_steps=64, batch_size=64)
+    res = run_transfer("dodge", [1, 2], hp, episodes=2, margin=5.0, progress=lambda m: None, plant="reward_bias=0.5")
+    assert not res.transfer.equivalent and not res.equivalent
+    assert res.transfer.mean_difference > 5.0
+    table = format_table(res)
+    assert "NOT SHOWN EQUIVALENT" in table and "planted divergence in the emurust backend: reward_bias=0.5" in table
+    with pytest.raises(ValueError):
+        planted(object(), "gravity=2")

@@ -21,6 +21,7 @@ import json
 import math
 import time
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any, Optional
 
 import numpy as np
@@ -84,6 +85,17 @@ class Tost:
     p_value: float
     equivalent: bool
     ci90: tuple
+    # Probability of showing equivalence if the true difference were 0, at the observed spread
+    # (normal approximation; 1.0 when every difference is equal).
+    power: float = float("nan")
+
+
+def tost_power(se: float, margin: float, alpha: float = 0.05) -> float:
+    """Power of TOST at a true difference of 0: P(|mean| < margin - z(1-alpha) * se)."""
+    if se == 0.0:
+        return 1.0
+    z = NormalDist().inv_cdf(1 - alpha)
+    return max(0.0, 2 * NormalDist().cdf(margin / se - z) - 1)
 
 
 def tost_paired(differences, margin: float, alpha: float = 0.05) -> Tost:
@@ -96,13 +108,14 @@ def tost_paired(differences, margin: float, alpha: float = 0.05) -> Tost:
     se = sd / math.sqrt(n)
     df = n - 1
     if se == 0.0:
+        # Every difference equal: the mean is known exactly; equivalent iff inside the margin.
         p = 0.0 if abs(mean) < margin else 1.0
-        return Tost(n, mean, margin, p, p < alpha, (mean, mean))
+        return Tost(n, mean, margin, p, p < alpha, (mean, mean), tost_power(se, margin, alpha))
     p_lower = t_sf((mean + margin) / se, df)  # H0: mean <= -margin
     p_upper = t_sf((margin - mean) / se, df)  # H0: mean >= +margin
     p = max(p_lower, p_upper)
     tq = _t_quantile(1 - alpha, df)
-    return Tost(n, mean, margin, p, p < alpha, (mean - tq * se, mean + tq * se))
+    return Tost(n, mean, margin, p, p < alpha, (mean - tq * se, mean + tq * se), tost_power(se, margin, alpha))
 
 
 def tost_welch(a, b, margin: float, alpha: float = 0.05) -> Tost:
@@ -115,11 +128,12 @@ def tost_welch(a, b, margin: float, alpha: float = 0.05) -> Tost:
     se = math.sqrt(va + vb)
     if se == 0.0:
         p = 0.0 if abs(mean) < margin else 1.0
-        return Tost(len(a) + len(b), mean, margin, p, p < alpha, (mean, mean))
+        return Tost(len(a) + len(b), mean, margin, p, p < alpha, (mean, mean), tost_power(se, margin, alpha))
     df = (va + vb) ** 2 / ((va**2 / (len(a) - 1) if va else 0) + (vb**2 / (len(b) - 1) if vb else 0))
     p = max(t_sf((mean + margin) / se, df), t_sf((margin - mean) / se, df))
     tq = _t_quantile(1 - alpha, df)
-    return Tost(len(a) + len(b), mean, margin, p, p < alpha, (mean - tq * se, mean + tq * se))
+    return Tost(len(a) + len(b), mean, margin, p, p < alpha, (mean - tq * se, mean + tq * se),
+                tost_power(se, margin, alpha))
 
 
 def _t_quantile(q: float, df: float) -> float:
@@ -321,6 +335,46 @@ def make_emurust_venv(num_envs: int, game: str, **overrides: Any):
     return EmurustVecEnv(num_envs, game=game, num_threads=1, **overrides)
 
 
+def planted(venv, plant: Optional[str]):
+    """`venv` with a divergence planted on purpose (to show that L4 detects one), or as is.
+    ``reward_bias=X`` adds X to every reward; ``swap_actions=A,B`` exchanges two actions."""
+    if not plant:
+        return venv
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    kind, _, arg = plant.partition("=")
+    if kind == "reward_bias":
+        bias = float(arg)
+
+        class RewardBias(VecEnvWrapper):
+            def reset(self):
+                return self.venv.reset()
+
+            def step_wait(self):
+                obs, rewards, dones, infos = self.venv.step_wait()
+                return obs, rewards + bias, dones, infos
+
+        return RewardBias(venv)
+    if kind == "swap_actions":
+        a, b = (int(x) for x in arg.split(","))
+
+        class SwapActions(VecEnvWrapper):
+            def reset(self):
+                return self.venv.reset()
+
+            def step_async(self, actions):
+                actions = np.array(actions, copy=True)
+                ia, ib = actions == a, actions == b
+                actions[ia], actions[ib] = b, a
+                self.venv.step_async(actions)
+
+            def step_wait(self):
+                return self.venv.step_wait()
+
+        return SwapActions(venv)
+    raise ValueError(f"unknown planted divergence {plant!r}; expected reward_bias=X or swap_actions=A,B")
+
+
 # ---------------------------------------------------------------- training and evaluation
 
 
@@ -346,7 +400,7 @@ def _wrap(venv, hp: Hyper, norm: bool):
     return VecFrameStack(env, hp.frame_stack) if hp.frame_stack > 1 else env
 
 
-def train(backend: str, game: str, seed: int, hp: Hyper):
+def train(backend: str, game: str, seed: int, hp: Hyper, plant: Optional[str] = None):
     import torch
     from stable_baselines3 import PPO
 
@@ -354,7 +408,8 @@ def train(backend: str, game: str, seed: int, hp: Hyper):
 
     torch.set_num_threads(1)
     make = make_emurust_venv if backend == "emurust" else make_pyboy_venv
-    env = _wrap(make(hp.envs, game, noop_max=0, life_penalty=hp.life_penalty), hp, norm=True)
+    venv = make(hp.envs, game, noop_max=0, life_penalty=hp.life_penalty)
+    env = _wrap(planted(venv, plant) if backend == "emurust" else venv, hp, norm=True)
     model = PPO("CnnPolicy", env, n_steps=hp.n_steps, batch_size=hp.batch_size, n_epochs=hp.epochs,
                 learning_rate=hp.lr, ent_coef=hp.ent_coef, clip_range=0.1, gamma=0.99, gae_lambda=0.95,
                 vf_coef=0.5, seed=seed, policy_kwargs={"features_extractor_class": _small_cnn()},
@@ -364,13 +419,15 @@ def train(backend: str, game: str, seed: int, hp: Hyper):
     return model
 
 
-def evaluate(model, backend: str, game: str, episodes: int, seed: int, hp: Hyper, max_steps: int = 1000) -> list:
+def evaluate(model, backend: str, game: str, episodes: int, seed: int, hp: Hyper, max_steps: int = 1000,
+             plant: Optional[str] = None) -> list:
     """Returns of `episodes` episodes (game score minus the life penalty), sampling actions with
     torch seeded by `seed`, so both backends see the same action draws for the same observations."""
     import torch
 
     make = make_emurust_venv if backend == "emurust" else make_pyboy_venv
-    env = _wrap(make(1, game, noop_max=0, life_penalty=hp.life_penalty, max_episode_steps=max_steps), hp, norm=False)
+    venv = make(1, game, noop_max=0, life_penalty=hp.life_penalty, max_episode_steps=max_steps)
+    env = _wrap(planted(venv, plant) if backend == "emurust" else venv, hp, norm=False)
     torch.manual_seed(seed)
     returns = []
     obs = env.reset()
@@ -399,15 +456,19 @@ class TransferResult:
         return bool(self.transfer and self.transfer.equivalent and self.training and self.training.equivalent)
 
 
-def run_transfer(game: str, seeds: list, hp: Hyper, episodes: int, margin: float, progress=print) -> TransferResult:
+def run_transfer(game: str, seeds: list, hp: Hyper, episodes: int, margin: float, progress=print,
+                 plant: Optional[str] = None) -> TransferResult:
+    """`plant`: a divergence planted in the emurust backend on purpose (see `planted`), to show
+    that the test detects one."""
     t0 = time.time()
     res = TransferResult(game, list(seeds), hp.__dict__.copy(), margin)
+    res.hyper["plant"] = plant
     for trained in ("emurust", "pyboy"):
         for seed in seeds:
             progress(f"training PPO on {trained}, seed {seed}, {hp.steps} steps")
-            model = train(trained, game, seed, hp)
+            model = train(trained, game, seed, hp, plant)
             for evaluated in ("emurust", "pyboy"):
-                r = evaluate(model, evaluated, game, episodes, seed=1000 + seed, hp=hp)
+                r = evaluate(model, evaluated, game, episodes, seed=1000 + seed, hp=hp, plant=plant)
                 res.returns.setdefault(f"{trained}->{evaluated}", []).append(r)
                 progress(f"  evaluated on {evaluated}: mean return {np.mean(r):.1f} over {len(r)} episodes")
     paired = []
@@ -436,8 +497,11 @@ def format_table(res: TransferResult) -> str:
     for name, t in (("transfer (paired, emurust - PyBoy)", res.transfer), ("training backend (paired by seed)", res.training)):
         lines.append(
             f"TOST {name}: n={t.n}, mean difference {t.mean_difference:+.3f}, 90% CI [{t.ci90[0]:+.3f}, {t.ci90[1]:+.3f}], "
-            f"p={t.p_value:.4g} -> {'EQUIVALENT' if t.equivalent else 'not shown equivalent'} within +-{t.margin}"
+            f"p={t.p_value:.4g} -> {'EQUIVALENT' if t.equivalent else 'not shown equivalent'} within +-{t.margin}; "
+            f"power at a true difference of 0: {t.power:.2f}"
         )
+    if res.hyper.get("plant"):
+        lines.append(f"planted divergence in the emurust backend: {res.hyper['plant']}")
     lines.append(f"verdict: {'EQUIVALENT' if res.equivalent else 'NOT SHOWN EQUIVALENT'} ({res.seconds:.0f} s)")
     return "\n".join(lines)
 
@@ -445,7 +509,8 @@ def format_table(res: TransferResult) -> str:
 def _main(args) -> int:
     hp = Hyper(steps=args.steps, envs=args.envs)
     seeds = args.seeds
-    res = run_transfer(args.game, seeds, hp, args.episodes, args.margin, progress=(lambda m: None) if args.quiet else print)
+    res = run_transfer(args.game, seeds, hp, args.episodes, args.margin, progress=(lambda m: None) if args.quiet else print,
+                       plant=args.plant)
     print(format_table(res))
     if args.json:
         out = {
@@ -484,4 +549,7 @@ def add_parser(sub) -> None:
     p.add_argument("--margin", type=float, default=5.0, help="equivalence margin, in return units (game score)")
     p.add_argument("--json", metavar="FILE", help="also write the results here as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
+    p.add_argument("--plant", metavar="SPEC", default=None,
+                   help="plant a divergence in the emurust backend to check that it is detected: "
+                        "reward_bias=X (X added to every reward) or swap_actions=A,B")
     p.set_defaults(func=_main)
