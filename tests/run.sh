@@ -26,6 +26,10 @@ echo "== installing emurust and the test dependencies"
 python3 -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 python3 -m pip install -q ".[test]"
 
+echo "== lints: cargo fmt --check, cargo clippy -D warnings"
+cargo fmt --all -- --check
+cargo clippy -q --workspace --all-targets -- -D warnings
+
 # Debug build: overflow checks on, so arithmetic that would wrap silently in release fails here.
 echo "== cargo tests, debug build (whole workspace, SM83 vectors included)"
 cargo test -q --workspace 2>&1 | tail -n 40

@@ -639,6 +639,7 @@ impl Apu {
     ///   moment ends in the same channel state as one later; only where catch-up chunks end
     ///   is changed, and that only decides the window again, which the next access reopens
     ///   or closes from its own chunks.
+    ///
     /// So we compute the result of that catch-up on a copy (rare: only when lagging) or,
     /// when it is empty, just read with the window closed.
     pub fn debug_read(&self, addr: u16, now: u64) -> u8 {
@@ -881,13 +882,7 @@ impl Apu {
                     if let Some(sweep) = sweep {
                         sweep.trigger(pulse, was_on);
                         if was_on {
-                            pulse.countdown += if !sweep.active {
-                                2
-                            } else if check_pending {
-                                2
-                            } else {
-                                6
-                            };
+                            pulse.countdown += if !sweep.active || check_pending { 2 } else { 6 };
                         } else {
                             pulse.suppressed = true;
                             pulse.countdown += 8;

@@ -494,6 +494,8 @@ impl SystemBus {
 
     /// Side-effect-free view of memory for debuggers, tests and Python: what PyBoy's memory
     /// view (`pyboy.memory`) shows (see [`Apu::debug_read`] for FF10-FF3F).
+    // Single registers first, then the ranges they lie in: the first matching arm wins.
+    #[allow(clippy::match_overlapping_arm)]
     pub fn peek(&self, addr: u16) -> u8 {
         match addr {
             0x0000..=0x3FFF
@@ -1024,8 +1026,7 @@ impl GameBoy {
             || cpu.halted
             || bus.dma.active
             || bus.fetch_span == 0
-            || start < 0x100
-            || start > 0x7FF0
+            || !(0x100..=0x7FF0).contains(&start)
             || cpu.r.pc != start.wrapping_add(2)
         {
             return;

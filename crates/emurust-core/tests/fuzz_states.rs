@@ -12,6 +12,8 @@
 //!   images of random sizes, on each hardware choice.
 //!
 //! Cases that once failed live in `tests/data/fuzz-regressions/` and run first.
+// Tables of (ROM, hardware, frames, name) and (offset, length) cases read best inline.
+#![allow(clippy::type_complexity)]
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -158,6 +158,8 @@ impl SystemBus {
     }
 
     /// Writes of FF4C-FF7F on CGB hardware, other than the boot ROM's FF50.
+    // One arm per register, its conditions inside: a guard would fall through to other arms.
+    #[allow(clippy::collapsible_match)]
     pub(super) fn write_cgb_io(&mut self, addr: u16, value: u8, now: u64, offset: u64) {
         let mode = self.cgbx.mode;
         match addr {

@@ -475,10 +475,7 @@ mod tests {
             (newer, "newer PyBoy"),
             (old[..old.len() - 1].to_vec(), "truncated"),
             ([old.as_slice(), &[0]].concat(), "unexpected bytes"),
-            (
-                s29[..100].to_vec().into_iter().map(|_| 7).collect(),
-                "truncated",
-            ),
+            (s29[..100].iter().map(|_| 7).collect(), "truncated"),
         ];
         for (bad, what) in cases {
             let e = gb.load_pyboy_state(&bad).unwrap_err().to_string();

@@ -671,7 +671,7 @@ mod tests {
     fn matches_per_pixel_reference() {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         let mut l = Lcd::new();
-        for round in 0..3000 {
+        for round in 0..3000u32 {
             for b in l.vram.iter_mut() {
                 *b = rng.byte();
             }
@@ -681,17 +681,17 @@ mod tests {
             // Objects clustered near the line so that many overlap it.
             let ly = (rng.next() % 144) as u8;
             for n in 0..40 {
-                if rng.next() % 2 == 0 {
+                if rng.next().is_multiple_of(2) {
                     l.oam[n * 4] = ly.wrapping_add(16).wrapping_sub((rng.next() % 18) as u8);
                 }
-                if rng.next() % 2 == 0 {
+                if rng.next().is_multiple_of(2) {
                     l.oam[n * 4 + 1] = (rng.next() % 176) as u8;
                 }
             }
             l.lcdc = rng.byte() | 0x80;
             l.scx = rng.byte();
             l.scy = rng.byte();
-            l.wx = if round % 3 == 0 {
+            l.wx = if round.is_multiple_of(3) {
                 (rng.next() % 12) as u8
             } else {
                 rng.byte()
@@ -699,10 +699,10 @@ mod tests {
             l.bgp = rng.byte();
             l.obp0 = rng.byte();
             l.obp1 = rng.byte();
-            l.window_armed = rng.next() % 4 != 0;
+            l.window_armed = !rng.next().is_multiple_of(4);
             let window_line = (rng.next() % 200) as i32 - 1;
             for pass in 0..2 {
-                if pass == 1 && rng.next() % 2 == 0 {
+                if pass == 1 && rng.next().is_multiple_of(2) {
                     // Same LCD again, OAM changed or not: the per-line lists must follow.
                     let i = (rng.next() % 0xA0) as usize;
                     l.oam[i] = rng.byte();
