@@ -29,6 +29,8 @@ python3 -m pip install -q ".[test]"
 echo "== lints: cargo fmt --check, cargo clippy -D warnings"
 cargo fmt --all -- --check
 cargo clippy -q --workspace --all-targets -- -D warnings
+echo "== lints: ruff (Python errors: pyproject.toml [tool.ruff])"
+python3 -m ruff check python tests benches tools examples
 
 # Debug build: overflow checks on, so arithmetic that would wrap silently in release fails here.
 echo "== cargo tests, debug build (whole workspace, SM83 vectors included)"

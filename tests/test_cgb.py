@@ -170,8 +170,6 @@ def test_states_do_not_cross_hardware():
 
 
 def test_colour_screen_and_grey_as_pyboy_users_get_them():
-    from PIL import Image
-
     gb = emurust.GameBoy(str(CGB_ROM), boot_rom=open(pyboy_boot_rom_path(True), "rb").read(), cgb=True)
     pb = make_pyboy(str(CGB_ROM))
     try:

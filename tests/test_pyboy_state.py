@@ -15,7 +15,7 @@ import struct
 
 import pytest
 
-import pyboy  # noqa: E402  (the reference is a test dependency: missing must fail)
+import pyboy  # noqa: E402,F401  (the reference is a test dependency: missing must fail)
 
 import emurust  # noqa: E402
 from emurust.verify.compare import (  # noqa: E402

@@ -14,7 +14,7 @@ is a fresh copy: no later step changes it. Arguments are those of
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 

@@ -235,8 +235,6 @@ def make_pyboy_venv(num_envs: int, game: str, **overrides: Any):
 
     class _PyBoyVecEnv(VecEnv):
         def __init__(self):
-            import io
-
             self.pbs = [make_pyboy(rom) for _ in range(num_envs)]
             start = pyboy_start_state(game)
             self.start = [start] * num_envs
