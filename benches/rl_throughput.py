@@ -46,6 +46,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from emurust.rom_header import header_checksum
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 FRAME_SKIP = 24
 ACTIONS = ["noop", "left", "right", "up", "down", "a", "a+left", "a+right"]
@@ -463,10 +465,7 @@ def big_rom(path: str, out: pathlib.Path, size_code: int = 0x07) -> str:
     size = 32768 << size_code
     rom += b"\xff" * (size - len(rom))
     rom[0x148] = size_code
-    x = 0
-    for i in range(0x134, 0x14D):
-        x = (x - rom[i] - 1) & 0xFF
-    rom[0x14D] = x
+    rom[0x14D] = header_checksum(rom)
     out.write_bytes(bytes(rom))
     return str(out)
 

@@ -4,6 +4,7 @@ import pathlib
 import pytest
 
 from emurust._triton import keep_triton_unloaded
+from emurust.rom_header import with_checksums
 
 # The tests train with plain PyTorch on the CPU; loading Triton's library crashed a CI run.
 keep_triton_unloaded()
@@ -24,13 +25,7 @@ def make_rom(cart_type=0x00, rom_banks=2, ram_code=0x00, title=b"TEST", program=
     rom[0x148] = {2: 0, 4: 1, 8: 2, 16: 3, 32: 4, 64: 5, 128: 6, 256: 7, 512: 8}[rom_banks]
     rom[0x149] = ram_code
     rom[0x150 : 0x150 + len(program)] = program
-    x = 0
-    for i in range(0x134, 0x14D):
-        x = (x - rom[i] - 1) & 0xFF
-    rom[0x14D] = x
-    g = (sum(rom) - rom[0x14E] - rom[0x14F]) & 0xFFFF
-    rom[0x14E], rom[0x14F] = g >> 8, g & 0xFF
-    return bytes(rom)
+    return with_checksums(rom, global_too=True)
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ import pytest
 
 import emurust
 from conftest import LONG, ROOT, make_rom
+from emurust.rom_header import with_checksums
 from emurust.verify.compare import make_pyboy, pyboy_boot_rom_path
 from emurust.verify.rollout import rollout
 
@@ -29,11 +30,7 @@ def dev_rom(rel):
 def with_flag(flag):
     rom = bytearray(make_rom())
     rom[0x143] = flag
-    x = 0
-    for i in range(0x134, 0x14D):
-        x = (x - rom[i] - 1) & 0xFF
-    rom[0x14D] = x
-    return bytes(rom)
+    return with_checksums(rom)
 
 
 # ---------------------------------------------------------------- mode selection

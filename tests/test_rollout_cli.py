@@ -9,6 +9,7 @@ import pytest
 import emurust.verify.rollout as vr
 from conftest import ROOT, make_rom
 from emurust.cli import main
+from emurust.rom_header import with_checksums
 from emurust.verify.rollout import button_schedule
 
 TIMER = str(ROOT / "roms" / "timer.gb")
@@ -111,12 +112,8 @@ def test_several_roms_table_and_exit_status(tmp_path, monkeypatch, capsys):
 def _cgb_rom(tmp_path) -> str:
     rom = bytearray(make_rom(program=b"\x3c\xea\x00\xc0\x18\xfa"))  # INC A; LD (C000),A; JR -6
     rom[0x143] = 0x80
-    x = 0
-    for i in range(0x134, 0x14D):
-        x = (x - rom[i] - 1) & 0xFF
-    rom[0x14D] = x
     path = tmp_path / "colour.gb"
-    path.write_bytes(bytes(rom))
+    path.write_bytes(with_checksums(rom))
     return str(path)
 
 

@@ -13,17 +13,13 @@ import pytest
 
 import emurust
 from conftest import make_rom
+from emurust.rom_header import with_checksums
 from emurust.verify.compare import first_divergence, make_pyboy, pyboy_boot_rom_path, snapshot_emurust, snapshot_pyboy
 from emurust.verify.interactions import _Asm
 
 
 def fix_header_checksum(rom) -> bytes:
-    rom = bytearray(rom)
-    x = 0
-    for i in range(0x134, 0x14D):
-        x = (x - rom[i] - 1) & 0xFF
-    rom[0x14D] = x
-    return bytes(rom)
+    return with_checksums(rom)
 
 
 def patched(rom, **at) -> bytes:

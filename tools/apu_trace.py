@@ -31,6 +31,8 @@ import random
 import shutil
 import sys
 
+from emurust.rom_header import header_checksum
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 PURE = "/tmp/pyboy_pure"
 
@@ -155,10 +157,7 @@ def build_rom(seed, n_ops=2500):
     rom[0x147] = 0x00
     rom[0x148] = 0x00
     rom[0x149] = 0x00
-    x = 0
-    for i in range(0x134, 0x14D):
-        x = (x - rom[i] - 1) & 0xFF
-    rom[0x14D] = x
+    rom[0x14D] = header_checksum(rom)
     assert len(a.code) < 0x8000 - 0x150, len(a.code)
     rom[0x150 : 0x150 + len(a.code)] = a.code
     return bytes(rom)

@@ -24,6 +24,8 @@ import os
 import sys
 import tempfile
 
+from emurust.rom_header import with_checksums
+
 M64 = (1 << 64) - 1
 
 
@@ -31,18 +33,8 @@ def banks_for_code(code):
     return {0x52: 72, 0x53: 80, 0x54: 96}.get(code, 2 << code)
 
 
-def header_checksum(rom):
-    x = 0
-    for b in rom[0x134:0x14D]:
-        x = (x - b - 1) & 0xFF
-    return x
-
-
 def fix_checksums(rom):
-    rom[0x14D] = header_checksum(rom)
-    g = (sum(rom) - rom[0x14E] - rom[0x14F]) & 0xFFFF
-    rom[0x14E] = g >> 8
-    rom[0x14F] = g & 0xFF
+    rom[:] = with_checksums(rom, global_too=True)
 
 
 def make_rom(cart_type, rom_code, ram_code, multicart=False):

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import _core
+from ..rom_header import header_checksum
 from . import _bridge
 from .constants import COLS, ROWS, TILES, TILES_CGB
 from .gameshark import GameShark
@@ -239,10 +240,7 @@ class PyBoy:
             raise PyBoyException("ROM file is empty!")
         if len(rom) < 0x150:
             raise PyBoyException("ROM file is too small to hold a cartridge header")
-        check = 0
-        for b in rom[0x134:0x14D]:
-            check = (check - b - 1) & 0xFF
-        if rom[0x14D] != check:
+        if rom[0x14D] != header_checksum(rom):
             raise PyBoyException("Cartridge header checksum mismatch!")
         cart_cgb = bool(rom[0x143] >> 7)
         if bootrom is not None:

@@ -20,6 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Callable, Optional
 
+from ..rom_header import with_checksums
 from .compare import Divergence, first_divergence, make_pyboy, pyboy_boot_rom_path, snapshot_emurust, snapshot_pyboy
 
 #: Frames PyBoy's boot ROM takes; the programs start running in the frame after.
@@ -144,13 +145,7 @@ def build_rom(program: bytes, *, cart_type=0x00, rom_banks=2, ram_code=0x00, blo
     if bank_marks:
         for n in range(1, rom_banks):
             rom[n * 0x4000] = (0x10 + n) & 0xFF
-    x = 0
-    for i in range(0x134, 0x14D):
-        x = (x - rom[i] - 1) & 0xFF
-    rom[0x14D] = x
-    g = (sum(rom) - rom[0x14E] - rom[0x14F]) & 0xFFFF
-    rom[0x14E], rom[0x14F] = g >> 8, g & 0xFF
-    return bytes(rom)
+    return with_checksums(rom, global_too=True)
 
 
 # ---------------------------------------------------------------- running both emulators
