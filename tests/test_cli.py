@@ -164,3 +164,29 @@ def test_the_cli_keeps_triton_unloaded_and_torch_still_trains():
         capture_output=True, text=True, env={**os.environ, "EMURUST_ALLOW_TRITON": "1"},
     )
     assert allowed.stdout.strip() == "False"
+
+
+def test_type_stub_lists_everything_the_extension_module_exports():
+    """python/emurust/_core.pyi names every public function, class, method and property of
+    emurust._core (so type checkers and IDEs see the whole API)."""
+    import ast
+
+    from emurust import _core
+
+    tree = ast.parse((ROOT / "python" / "emurust" / "_core.pyi").read_text())
+    top, members = set(), {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            top.add(node.name)
+            members[node.name] = {m.name for m in node.body if isinstance(m, ast.FunctionDef)} | {
+                m.target.id for m in node.body if isinstance(m, ast.AnnAssign) and isinstance(m.target, ast.Name)
+            }
+        elif isinstance(node, ast.FunctionDef):
+            top.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            top.add(node.target.id)
+    exported = {k for k in dir(_core) if not k.startswith("__")}
+    assert exported - top == set()
+    for cls in ("GameBoy", "Batch"):
+        public = {k for k in dir(getattr(_core, cls)) if not k.startswith("_")}
+        assert public - members[cls] == set(), cls

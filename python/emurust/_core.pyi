@@ -139,9 +139,87 @@ class GameBoy:
     def line_parameters(self) -> list[bytes]: ...
     def sound_buffer(self) -> tuple[npt.NDArray[np.int8], int]: ...
     def pyboy_state_layout(self) -> tuple[int, int]: ...
+    def tilemap_read(
+        self, lcdc_map_bit: int, xs: list[int], ys: list[int], refresh: bool, map_offset: int, signed: bool
+    ) -> tuple[list[list[int]], int, bool]:
+        """PyBoy tile identifiers at map coordinates (0-31), and the map base and signedness."""
+    def oam_read(self) -> tuple[bytes, int]:
+        """OAM (160 bytes) and LCDC as PyBoy's sprite objects read them."""
+
 
 def run_vector_file(path: Union[str, PathLike[str]], max_failures: int = 10) -> dict: ...
 def set_num_threads(n: int) -> None:
     """Size of the thread pool that batches created later share (1-1024)."""
 def get_num_threads() -> int:
     """Size of the shared thread pool: set_num_threads, else EMURUST_NUM_THREADS, else the CPUs."""
+
+def default_actions() -> list[list[str]]:
+    """The default discrete action set as lists of button names (no-op, each button, A/B with
+    left/right)."""
+def _postboot_snapshot(boot_rom: bytes, cgb: Optional[bool] = None) -> tuple[bytes, int]:
+    """(state after `boot_rom` unmaps itself, the cycle its last frame started at); internal."""
+
+_Action = Union[int, str, list[str]]
+_Spec = tuple
+
+class Batch:
+    """N Game Boys running one ROM, stepped together in one call (GIL released, shared Rayon
+    pool); see ``emurust.envs`` for the documented API."""
+
+    def __init__(
+        self,
+        rom: _RomLike,
+        num_envs: int,
+        *,
+        actions: Optional[list[_Action]] = None,
+        frame_skip: int = 24,
+        press_frames: int = 8,
+        obs: Optional[Union[str, list[str]]] = None,
+        ram: Optional[list[tuple[int, int]]] = None,
+        reward: Optional[list[tuple[int, str, float, bool]]] = None,
+        terminate: Optional[list[tuple[int, str, str, float]]] = None,
+        max_episode_steps: int = 0,
+        noop_max: int = 0,
+        reset_script: Optional[list[tuple[_Action, int]]] = None,
+        start_state: Optional[Union[bytes, str, PathLike[str]]] = None,
+        num_threads: Optional[int] = None,
+        cgb: Optional[bool] = None,
+        sound_emulated: bool = True,
+        sound_sample_rate: Optional[int] = None,
+    ) -> None: ...
+    @property
+    def num_envs(self) -> int: ...
+    @property
+    def num_actions(self) -> int: ...
+    @property
+    def action_masks(self) -> list[int]:
+        """Button mask of each action (bit 0 right, 1 left, 2 up, 3 down, 4 a, 5 b, 6 select, 7 start)."""
+    @property
+    def num_threads(self) -> int: ...
+    @property
+    def frame_skip(self) -> int: ...
+    @property
+    def press_frames(self) -> int: ...
+    @property
+    def max_episode_steps(self) -> int: ...
+    @property
+    def obs_names(self) -> list[str]: ...
+    @property
+    def obs_shapes(self) -> dict[str, tuple[int, ...]]: ...
+    @property
+    def buffers(self) -> dict[str, np.ndarray]:
+        """Read-only views of the outputs (a new dict each time): one per observation, "ram",
+        "rewards", "terminated", "truncated"; overwritten by every step/reset."""
+    @property
+    def episode_steps(self) -> list[int]: ...
+    @property
+    def frame_counts(self) -> list[int]: ...
+    def seed(self, seed: Union[int, list[Optional[int]]]) -> None: ...
+    def reset(self, mask: Optional[npt.ArrayLike] = None) -> None: ...
+    def step(self, actions: npt.ArrayLike, reset_mask: Optional[npt.ArrayLike] = None) -> None: ...
+    def set_start_state(self, state: Optional[Union[bytes, str, PathLike[str]]], env: Optional[int] = None) -> None: ...
+    def start_state(self, env: int) -> bytes: ...
+    def save_state(self, env: int) -> bytes: ...
+    def load_state(self, env: int, data: Union[bytes, str, PathLike[str]]) -> None: ...
+    def read(self, env: int, addr: int, length: int = 1) -> bytes: ...
+    def screen_rgb(self, env: int) -> npt.NDArray[np.uint8]: ...
