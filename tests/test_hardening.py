@@ -258,17 +258,26 @@ def test_four_threads_hammering_one_batch_never_panic():
 
 
 def test_a_second_thread_gets_a_clear_error_during_a_long_tick():
+    frames = 60_000  # about 1-12 s, whatever the machine: long enough to be caught running
     gb = emurust.GameBoy(DODGE)
-    t = threading.Thread(target=gb.tick, args=(3000,))
+    t = threading.Thread(target=gb.tick, args=(frames,))
     t.start()
-    time.sleep(0.2)
+    deadline = time.monotonic() + 10
+    while True:  # wait until the tick holds the emulator
+        try:
+            gb.frame_count  # noqa: B018
+        except RuntimeError:
+            break
+        assert time.monotonic() < deadline, "the tick never started"
+        time.sleep(0.001)
     with pytest.raises(RuntimeError, match="another thread"):
         gb.screen  # noqa: B018
     for call in (lambda: gb.read(0xC000), lambda: gb.tick(1), lambda: gb.save_state(), lambda: gb.frame_count):
         with pytest.raises(RuntimeError, match="another thread"):
             call()
-    t.join(timeout=60)
-    assert gb.frame_count == 3000
+    assert t.is_alive()  # every call above was refused while the tick ran
+    t.join(timeout=120)
+    assert gb.frame_count == frames
 
 
 def test_batch_buffers_cannot_be_made_writeable():
