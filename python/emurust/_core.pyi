@@ -1,7 +1,7 @@
 """Type stubs of the Rust extension module ``emurust._core``."""
 
 from os import PathLike
-from typing import Optional, Union, overload
+from typing import Any, Optional, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -176,8 +176,10 @@ class Batch:
         press_frames: int = 8,
         obs: Optional[Union[str, list[str]]] = None,
         ram: Optional[list[tuple[int, int]]] = None,
-        reward: Optional[list[tuple[int, str, float, bool]]] = None,
-        terminate: Optional[list[tuple[int, str, str, float]]] = None,
+        # (addr, type, weight, delta) or a dict as emurust.rewards.parse_reward writes them
+        reward: Optional[list[Union[tuple[int, str, float, bool], dict[str, Any]]]] = None,
+        # (addr, type, op, value), or (addr, type, op, value, group): all of a group must hold
+        terminate: Optional[list[Union[tuple[int, str, str, float], tuple[int, str, str, float, int]]]] = None,
         max_episode_steps: int = 0,
         noop_max: int = 0,
         reset_script: Optional[list[tuple[_Action, int]]] = None,

@@ -1,11 +1,20 @@
 """Gymnasium registration of emurust's environments, done on ``import emurust`` when Gymnasium
 is installed. Entry points are strings, so nothing heavy is imported here."""
 
+# Any ROM (rom= required), then emurust's own homebrew games (ROMs embedded).
 ENV_IDS = {
     "emurust/GameBoy-v0": None,
     "emurust/Dodge-v0": "dodge",
     "emurust/Snake-v0": "snake",
     "emurust/Runner-v0": "runner",
+}
+# Commercial games: the user brings the ROM (rom= required; see emurust.user_rom_games).
+USER_ROM_ENV_IDS = {
+    "emurust/Tetris-v0": "tetris",
+    "emurust/SuperMarioLand-v0": "super_mario_land",
+    "emurust/Kirby-v0": "kirby",
+    "emurust/2048-v0": "2048",
+    "emurust/PokemonRed-v0": "pokemon_red",
 }
 
 
@@ -13,7 +22,7 @@ def register_envs() -> None:
     """Register emurust/GameBoy-v0 and the game tasks with Gymnasium (idempotent)."""
     from gymnasium.envs.registration import register, registry
 
-    for env_id, game in ENV_IDS.items():
+    for env_id, game in {**ENV_IDS, **USER_ROM_ENV_IDS}.items():
         if env_id in registry:
             continue
         register(

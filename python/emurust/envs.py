@@ -11,6 +11,9 @@ Registered ids (importing this module registers them)::
     gymnasium.make_vec("emurust/GameBoy-v0", num_envs=64, rom="game.gb", ...)
     gymnasium.make("emurust/Dodge-v0")  /  make_vec("emurust/Dodge-v0", num_envs=8)
     (also emurust/Snake-v0, emurust/Runner-v0; see :mod:`emurust.games`)
+    gymnasium.make_vec("emurust/Tetris-v0", num_envs=64, rom="Tetris.gb", start_state=...)
+    (commercial games, your own ROM: also emurust/SuperMarioLand-v0, emurust/Kirby-v0,
+    emurust/2048-v0, emurust/PokemonRed-v0; see :mod:`emurust.user_rom_games`)
 
 Without importing emurust.envs first, use ``gymnasium.make("emurust.envs:emurust/Dodge-v0")``.
 

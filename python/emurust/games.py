@@ -1,4 +1,7 @@
-"""Ready-made RL tasks for emurust's own homebrew games (``games/``: Dodge, Snake, Runner).
+"""Ready-made RL tasks for emurust's own homebrew games (``games/``: Dodge, Snake, Runner), whose
+ROMs ship with emurust. Tasks for commercial games whose ROM the user brings (Tetris, Super Mario
+Land, Kirby's Dream Land, 2048, Pokémon Red) are in :mod:`emurust.user_rom_games`;
+:func:`task_kwargs` serves both kinds.
 
 All three share one RAM map (see ``games/README.md``): score u16 LE at 0xC000, lives at 0xC002,
 game-over flag at 0xC003, game state at 0xC008 (0 title, 1 playing, 2 game over).
@@ -149,10 +152,15 @@ def rom_path(game: str) -> str:
 
 
 def task_kwargs(game: str, **overrides: Any) -> dict[str, Any]:
-    """Constructor arguments of the environments for ``game``; ``overrides`` win."""
+    """Constructor arguments of the environments for ``game`` (an embedded homebrew game or a
+    user-ROM game); ``overrides`` win."""
+    from .user_rom_games import USER_ROM_GAMES, user_rom_task_kwargs
+
+    if game.lower() in USER_ROM_GAMES:
+        return user_rom_task_kwargs(game.lower(), **overrides)
     task = GAMES.get(game.lower())
     if task is None:
-        raise ValueError(f"unknown game {game!r}; expected one of {sorted(GAMES)}")
+        raise ValueError(f"unknown game {game!r}; expected one of {sorted(GAMES) + sorted(USER_ROM_GAMES)}")
     life_penalty = overrides.pop("life_penalty", None)
     kw: dict[str, Any] = dict(
         actions=list(task.actions),

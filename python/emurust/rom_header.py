@@ -30,3 +30,10 @@ def with_checksums(rom: _Rom, *, global_too: bool = False) -> bytes:
         g = global_checksum(out)
         out[0x14E], out[0x14F] = g >> 8, g & 0xFF
     return bytes(out)
+
+
+def cartridge_title(rom: _Rom) -> str:
+    """The header's title as PyBoy reads it (``PyBoy.cartridge_title``): 0x134-0x142 (0x143 too
+    on cartridges without the Game Boy Color flag), up to the first NUL."""
+    cgb = bool(rom[0x143] >> 7)
+    return "".join(chr(b) for b in rom[0x134 : 0x142 if cgb else 0x143]).split("\0")[0]

@@ -70,4 +70,10 @@ chaos_table:
 	.db 0xFF, 0x00
 	.dw 0xFF4A, 0x0000          ; WY: 0 or 0x80
 	.db 0x80, 0x00
+	; the player walks: map (wCurMap) and y/x (wYCoord, wXCoord) in a small area, so that
+	; positions repeat (the exploration reward counts each once per episode)
+	.dw 0xD35E, 0x0000
+	.db 0x01, 0x00
+	.dw 0xD361, 0x0001
+	.db 0x03, 0x00
 	.dw 0x0000

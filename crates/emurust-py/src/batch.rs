@@ -33,7 +33,7 @@ use rayon::prelude::*;
 
 mod spec;
 
-use spec::{Cond, ObsKind, Op, Term, ValueType};
+use spec::{Cond, ObsKind, Op, Term, TermMemory, TermSpec, ValueType};
 
 use crate::{busy, load_bytes, options_from_py, to_py, StateError, SIGNAL_SLICE};
 
@@ -74,7 +74,9 @@ struct Config {
     ram: Vec<(u16, u16)>,
     ram_len: usize,
     terms: Vec<Term>,
+    /// End conditions, grouped: the episode ends when all conditions of one group hold.
     conds: Vec<Cond>,
+    cond_groups: Vec<(usize, usize)>,
     max_episode_steps: u64,
     noop_max: u32,
     reset_script: Vec<(u8, u32)>,
@@ -89,8 +91,8 @@ struct Env {
     /// State loaded at every reset.
     start: Arc<[u8]>,
     rng: u64,
-    /// Previous values of the reward terms (for deltas); allocated once.
-    prev: Vec<f64>,
+    /// Previous values, episode highs and visited sets of the reward terms; allocated once.
+    memory: TermMemory,
     steps: u64,
     /// A reset failed (only possible with a start state the emulator rejects).
     error: Option<CoreError>,
@@ -213,19 +215,12 @@ impl Env {
         self.gb.set_buttons(0);
         if job == Job::Reset {
             self.steps = 0;
-            for (p, t) in self.prev.iter_mut().zip(&cfg.terms) {
-                *p = t.ty.read(&self.gb, t.addr);
-            }
+            self.memory.reset(&cfg.terms, &*self.gb);
             return (0.0, false, false);
         }
         self.steps += 1;
-        let mut reward = 0.0;
-        for (p, t) in self.prev.iter_mut().zip(&cfg.terms) {
-            let v = t.ty.read(&self.gb, t.addr);
-            reward += t.weight * if t.delta { v - *p } else { v };
-            *p = v;
-        }
-        let terminated = cfg.conds.iter().any(|c| c.holds(&self.gb));
+        let reward = self.memory.step(&cfg.terms, &*self.gb);
+        let terminated = spec::any_group_holds(&cfg.conds, &cfg.cond_groups, &*self.gb);
         let truncated = cfg.max_episode_steps > 0 && self.steps >= cfg.max_episode_steps;
         (reward, terminated, truncated)
     }
@@ -360,6 +355,68 @@ fn value_type(name: &str, what: &str) -> PyResult<ValueType> {
             "{what}: unknown value type {name:?}; expected u8, i8, u16le, u16be, i16le, i16be, u24le/be, u32le/be, i32le/be, bcd1..bcd4 (big endian) or bcd1le..bcd4le"
         ))
     })
+}
+
+/// A reward term from Python: `(addr, type, weight, delta)` (a value term) or a dict with
+/// `kind` and the fields of `spec::TermSpec` (as `emurust.rewards.parse_reward` writes them).
+fn term_spec_from_py(item: &Bound<'_, PyAny>, what: &str) -> PyResult<TermSpec> {
+    if let Ok((addr, ty, weight, delta)) = item.extract::<(i64, String, f64, bool)>() {
+        return Ok(TermSpec {
+            kind: "value".into(),
+            addrs: vec![addr],
+            ty,
+            weight,
+            delta: if delta { "change" } else { "none" }.into(),
+            ..TermSpec::default()
+        });
+    }
+    let d = item.downcast::<PyDict>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{what}: expected (addr, type, weight, delta) or a dict with 'kind'"
+        ))
+    })?;
+    const KEYS: [&str; 10] = [
+        "kind", "addrs", "den", "scales", "type", "weight", "delta", "length", "blank", "capacity",
+    ];
+    let mut spec = TermSpec {
+        ty: "u8".into(),
+        weight: 1.0,
+        delta: "none".into(),
+        ..TermSpec::default()
+    };
+    for (k, v) in d.iter() {
+        let key: String = k
+            .extract()
+            .map_err(|_| PyTypeError::new_err(format!("{what}: keys must be strings")))?;
+        let bad = |e: PyErr| PyTypeError::new_err(format!("{what}: {key}: {e}"));
+        match key.as_str() {
+            "kind" => spec.kind = v.extract().map_err(bad)?,
+            "addrs" => spec.addrs = v.extract().map_err(bad)?,
+            "den" => spec.den = v.extract().map_err(bad)?,
+            "scales" => spec.scales = v.extract().map_err(bad)?,
+            "type" => spec.ty = v.extract().map_err(bad)?,
+            "weight" => spec.weight = v.extract().map_err(bad)?,
+            "delta" => {
+                spec.delta = if let Ok(b) = v.downcast::<pyo3::types::PyBool>() {
+                    if b.is_true() { "change" } else { "none" }.into()
+                } else {
+                    v.extract().map_err(bad)?
+                }
+            }
+            "length" => spec.length = v.extract().map_err(bad)?,
+            "blank" => spec.blank = v.extract().map_err(bad)?,
+            "capacity" => spec.capacity = v.extract().map_err(bad)?,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "{what}: unknown key {key:?}; expected {KEYS:?}"
+                )))
+            }
+        }
+    }
+    if spec.kind.is_empty() {
+        return Err(PyValueError::new_err(format!("{what}: 'kind' is required")));
+    }
+    Ok(spec)
 }
 
 fn check_span(addr: u16, len: u8, what: &str) -> PyResult<()> {
@@ -591,8 +648,8 @@ impl Batch {
         press_frames: i64,
         obs: Option<&Bound<'_, PyAny>>,
         ram: Option<Vec<(i64, i64)>>,
-        reward: Option<Vec<(i64, String, f64, bool)>>,
-        terminate: Option<Vec<(i64, String, String, f64)>>,
+        reward: Option<Vec<Bound<'_, PyAny>>>,
+        terminate: Option<Vec<Bound<'_, PyAny>>>,
         max_episode_steps: i64,
         noop_max: i64,
         reset_script: Option<Vec<(Bound<'_, PyAny>, i64)>>,
@@ -692,26 +749,33 @@ impl Batch {
 
         // Rewards and ends.
         let mut terms = Vec::new();
-        for (i, (addr, ty, weight, delta)) in reward.unwrap_or_default().into_iter().enumerate() {
+        let mut visited_capacities = Vec::new();
+        for (i, item) in reward.unwrap_or_default().iter().enumerate() {
             let what = format!("reward[{i}]");
-            let a = addr_u16(addr, &what)?;
-            let ty = value_type(&ty, &what)?;
-            check_span(a, ty.len(), &what)?;
-            if !weight.is_finite() {
-                return Err(PyValueError::new_err(format!(
-                    "{what}: weight must be finite"
-                )));
-            }
-            terms.push(Term {
-                addr: a,
-                ty,
-                weight,
-                delta,
-            });
+            let spec = term_spec_from_py(item, &what)?;
+            terms.push(
+                spec.build(&what, &mut visited_capacities)
+                    .map_err(PyValueError::new_err)?,
+            );
         }
-        let mut conds = Vec::new();
-        for (i, (addr, ty, op, value)) in terminate.unwrap_or_default().into_iter().enumerate() {
+        // (group, condition): a 4-tuple is a group of its own, a 5th item names a group.
+        let mut grouped: Vec<(i64, usize, Cond)> = Vec::new();
+        for (i, item) in terminate.unwrap_or_default().iter().enumerate() {
             let what = format!("terminate[{i}]");
+            let (addr, ty, op, value, group): (i64, String, String, f64, Option<i64>) = if let Ok(
+                t,
+            ) =
+                item.extract::<(i64, String, String, f64)>()
+            {
+                (t.0, t.1, t.2, t.3, None)
+            } else {
+                let t = item.extract::<(i64, String, String, f64, i64)>().map_err(|_| {
+                        PyTypeError::new_err(format!(
+                            "{what}: expected (addr, type, op, value) or (addr, type, op, value, group)"
+                        ))
+                    })?;
+                (t.0, t.1, t.2, t.3, Some(t.4))
+            };
             let a = addr_u16(addr, &what)?;
             let ty = value_type(&ty, &what)?;
             check_span(a, ty.len(), &what)?;
@@ -720,12 +784,36 @@ impl Batch {
                     "{what}: unknown comparison {op:?}; expected ==, !=, <, <=, >, >="
                 ))
             })?;
-            conds.push(Cond {
-                addr: a,
-                ty,
-                op,
-                value,
-            });
+            let group = match group {
+                Some(g) if g < 0 => {
+                    return Err(PyValueError::new_err(format!(
+                        "{what}: group must be >= 0, got {g}"
+                    )))
+                }
+                Some(g) => g,
+                None => -1 - i as i64,
+            };
+            grouped.push((
+                group,
+                i,
+                Cond {
+                    addr: a,
+                    ty,
+                    op,
+                    value,
+                },
+            ));
+        }
+        grouped.sort_by_key(|g| (g.0, g.1));
+        let mut conds = Vec::with_capacity(grouped.len());
+        let mut cond_groups: Vec<(usize, usize)> = Vec::new();
+        for (k, (g, _, c)) in grouped.iter().enumerate() {
+            if k == 0 || grouped[k - 1].0 != *g {
+                cond_groups.push((k, k + 1));
+            } else {
+                cond_groups.last_mut().unwrap().1 = k + 1;
+            }
+            conds.push(*c);
         }
 
         let mut script = Vec::new();
@@ -774,7 +862,7 @@ impl Batch {
                 gb,
                 start: start.clone(),
                 rng,
-                prev: vec![0.0; terms.len()],
+                memory: TermMemory::new(&terms, &visited_capacities),
                 steps: 0,
                 error: None,
                 cursor: Cursor::default(),
@@ -838,6 +926,7 @@ impl Batch {
                 ram_len,
                 terms,
                 conds,
+                cond_groups,
                 max_episode_steps: max_episode_steps as u64,
                 noop_max: noop_max as u32,
                 script_left,
@@ -1209,9 +1298,7 @@ impl Batch {
         catch_unwind(AssertUnwindSafe(|| e.gb.load_state(&d)))
             .map_err(|_| PyRuntimeError::new_err("emurust internal error in load_state"))?
             .map_err(to_py)?;
-        for (p, t) in e.prev.iter_mut().zip(&self.cfg.terms) {
-            *p = t.ty.read(&e.gb, t.addr);
-        }
+        e.memory.rebase(&self.cfg.terms, &*e.gb);
         Ok(())
     }
 

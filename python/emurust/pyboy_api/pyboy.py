@@ -11,7 +11,6 @@ import heapq
 import io
 import logging
 import os
-import re
 import sys
 import time
 import traceback
@@ -22,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import _core
-from ..rom_header import header_checksum
+from ..rom_header import cartridge_title, header_checksum
 from . import _bridge
 from .constants import COLS, ROWS, TILES, TILES_CGB
 from .gameshark import GameShark
@@ -31,6 +30,7 @@ from .memory_scanner import MemoryScanner
 from .screen import Screen
 from .sound import Sound
 from .sprite import Sprite, sprites_from_oam
+from .symbols import read_symbol_file, symbol_file_candidates
 from .tile import Tile
 from .tilemap import TileMap
 from .utils import (
@@ -337,7 +337,7 @@ class PyBoy:
         self.memory_scanner = MemoryScanner(self)
         self.tilemap_background = TileMap(self, "BACKGROUND")
         self.tilemap_window = TileMap(self, "WINDOW")
-        self.cartridge_title = "".join(chr(b) for b in rom[0x134 : 0x142 if cart_cgb else 0x143]).split("\0")[0]
+        self.cartridge_title = cartridge_title(rom)
 
         from .plugins import select_game_wrapper
 
@@ -966,59 +966,21 @@ class PyBoy:
             logger.warning("The emulation speed might not be accurate when speed-target is higher than 5")
         self.target_emulationspeed = target_speed
 
-    _MAP_SYMBOL_RE = re.compile(r"^\s*([0-9A-Fa-f]{8})\s+(\S+)\s+\S*\s*$")
-
     def _load_symbols(self):
         if self.rom_symbols:
             return self.rom_symbols
-        paths = []
-        if self.gamerom:
-            stem, ext = os.path.splitext(self.gamerom)
-            paths = [stem + ".sym", stem + ext + ".sym", stem + ".map", stem + ext + ".map"]
-        for path in [self.symbols_file] + paths:
+        for path in symbol_file_candidates(self.gamerom or None, self.symbols_file):
             if path and os.path.isfile(path):
-                if path.endswith(".map"):
-                    self._load_map_file(path)
-                else:
-                    self._load_sym_file(path)
+                is_map = path.endswith(".map")
+                for bank, addr, label in read_symbol_file(path):
+                    if is_map and label in self.rom_symbols_inverse:
+                        continue
+                    self._add_symbol(bank, addr, label)
         return self.rom_symbols
 
     def _add_symbol(self, bank, addr, label):
         self.rom_symbols.setdefault(bank, {}).setdefault(addr, []).append(label)
         self.rom_symbols_inverse[label] = (bank, addr)
-
-    def _load_sym_file(self, path):
-        group = "labels"
-        with open(path) as f:
-            for raw in f.readlines():
-                line = raw.strip()
-                if line == "" or line.startswith(";"):
-                    continue
-                if line.startswith("["):
-                    group = line[1:-1]
-                    continue
-                if group == "labels":
-                    parts = re.split(":| ", line)
-                    if len(parts) != 3:
-                        continue
-                    try:
-                        bank, addr = int(parts[0], 16), int(parts[1], 16)
-                    except ValueError:
-                        continue
-                    self._add_symbol(bank, addr, parts[2])
-                elif group != "definitions":
-                    logger.warning("Invalid group. Skipping .sym line: %s", line)
-
-    def _load_map_file(self, path):
-        with open(path) as f:
-            for line in f:
-                m = self._MAP_SYMBOL_RE.match(line)
-                if m is None:
-                    continue
-                addr, label = int(m.group(1), 16), m.group(2)
-                if label in self.rom_symbols_inverse:
-                    continue
-                self._add_symbol(0, addr, label)
 
     def _lookup_symbol(self, symbol):
         found = self.rom_symbols_inverse.get(symbol)

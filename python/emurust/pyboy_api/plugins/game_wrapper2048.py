@@ -7,6 +7,8 @@ from .base import PyBoyGameWrapper
 
 STATE_TITLE, STATE_PLAYING, STATE_WINNER, STATE_GAMEOVER = 0, 1, 2, 3
 TITLE_PRESS_START_TILES = [294, 309, 296, 292, 311, 296, 295, 291, 293]
+# The game's variables, found through its symbol file (.sym beside the ROM).
+SYMBOL_BOARD, SYMBOL_SCORE, SYMBOL_WINNER, SYMBOL_STATE = "_board", "_score", "_winner", "_state"
 VALID_TILE_VALUES = frozenset({0, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048})
 
 
@@ -23,10 +25,10 @@ class GameWrapper2048(PyBoyGameWrapper):
 
     def _load_addresses(self):
         look = self.pyboy.symbol_lookup
-        self._addr_board_start = look("_board")[1]
-        self._addr_score = look("_score")[1]
-        self._addr_winner = look("_winner")[1]
-        self._addr_state = look("_state")[1]
+        self._addr_board_start = look(SYMBOL_BOARD)[1]
+        self._addr_score = look(SYMBOL_SCORE)[1]
+        self._addr_winner = look(SYMBOL_WINNER)[1]
+        self._addr_state = look(SYMBOL_STATE)[1]
         self._addrs_loaded = True
 
     def start_game(self, timer_div=None):

@@ -5,6 +5,11 @@ from __future__ import annotations
 from ..utils import PyBoyException
 from .base import PyBoyGameWrapper
 
+ADDR_SCORE_DIGITS = 0xD070  # 4 bytes, one decimal digit each, worth 10000 down to 10
+SCORE_DIGITS = 4
+ADDR_HEALTH = 0xD086
+ADDR_LIVES = 0xD089  # lives left + 1
+
 
 class GameWrapperKirbyDreamLand(PyBoyGameWrapper):
     cartridge_title = "KIRBY DREAM LAN"
@@ -21,12 +26,12 @@ class GameWrapperKirbyDreamLand(PyBoyGameWrapper):
         self._sprite_cache_invalid = True
         mem = self.pyboy.memory
         # Four decimal digits, one per byte, worth 10000 down to 10 (the last digit is 0).
-        self.score = sum(mem[0xD070 + n] * 10 ** (4 - n) for n in range(4))
+        self.score = sum(mem[ADDR_SCORE_DIGITS + n] * 10 ** (SCORE_DIGITS - n) for n in range(SCORE_DIGITS))
         previous = self.health
-        self.health = mem[0xD086]
+        self.health = mem[ADDR_HEALTH]
         if self.lives_left == 0 and previous > 0 and self.health == 0:
             self._game_over = 1
-        self.lives_left = mem[0xD089] - 1
+        self.lives_left = mem[ADDR_LIVES] - 1
 
     def start_game(self, timer_div=None):
         if self.game_has_started:

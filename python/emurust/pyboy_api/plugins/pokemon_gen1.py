@@ -13,6 +13,7 @@ import numpy as np
 from ..utils import bcd_to_dec, dec_to_bcd
 from .base import PyBoyGameWrapper
 
+CARTRIDGE_TITLES = ("POKEMON RED", "POKEMON BLUE")
 PARTY_COUNT_ADDRESS = 0xD163
 PARTY_SPECIES_ADDRESS = 0xD164
 PARTY_MONS_ADDRESS = 0xD16B
@@ -41,12 +42,19 @@ CURRENT_ENEMY_LEVEL_ADDRESS = 0xD127
 OPPONENT_ID_OFFSET = 200
 TRAINER_CLASS_COUNT = 0x2F
 EVENT_FLAGS_ADDRESS = 0xD747
+EVENT_FLAGS_END_ADDRESS = 0xD886  # last byte of wEventFlags (pokered)
 OBTAINED_BADGES_ADDRESS = 0xD356
+CURRENT_MAP_ADDRESS = 0xD35E  # wCurMap
+PLAYER_Y_ADDRESS = 0xD361  # wYCoord
+PLAYER_X_ADDRESS = 0xD362  # wXCoord
+PARTY_MON_HP_OFFSET = 1  # u16 big endian
+PARTY_MON_LEVEL_OFFSET = 0x21
+PARTY_MON_MAX_HP_OFFSET = 0x22  # u16 big endian
 BADGES = {"boulder": 0, "cascade": 1, "thunder": 2, "rainbow": 3, "soul": 4, "marsh": 5, "volcano": 6, "earth": 7}
 
 # Offsets in a 44-byte party record (pokered's party_struct).
 _U16_FIELDS = (
-    ("hp", 1),
+    ("hp", PARTY_MON_HP_OFFSET),
     ("ot_id", 12),
     ("hp_exp", 17),
     ("attack_exp", 19),
@@ -54,7 +62,7 @@ _U16_FIELDS = (
     ("speed_exp", 23),
     ("special_exp", 25),
     ("dvs", 27),
-    ("max_hp", 0x22),
+    ("max_hp", PARTY_MON_MAX_HP_OFFSET),
     ("attack", 0x24),
     ("defense", 0x26),
     ("speed", 0x28),
@@ -77,7 +85,7 @@ class GameWrapperPokemonGen1(PyBoyGameWrapper):
         self.sprite_offset = 0
 
     def enabled(self):
-        return self.pyboy.cartridge_title in ("POKEMON RED", "POKEMON BLUE")
+        return self.pyboy.cartridge_title in CARTRIDGE_TITLES
 
     # ------------------------------------------------------------------ start
 
@@ -162,7 +170,7 @@ class GameWrapperPokemonGen1(PyBoyGameWrapper):
             "ot_name": self._read_name(PARTY_MON_OT_ADDRESS + index * NAME_LENGTH),
             "nickname": self._read_name(PARTY_MON_NICKNAME_ADDRESS + index * NAME_LENGTH),
             "hp": u16["hp"],
-            "level": mem[a + 0x21],
+            "level": mem[a + PARTY_MON_LEVEL_OFFSET],
             "status": mem[a + 4],
             "type1": mem[a + 5],
             "type2": mem[a + 6],
@@ -213,7 +221,7 @@ class GameWrapperPokemonGen1(PyBoyGameWrapper):
         self._write_u16(a + 27, pokemon.get("dvs", 0xFFFF))
         for i, v in enumerate(pp):
             mem[a + 29 + i] = v
-        mem[a + 0x21] = level
+        mem[a + PARTY_MON_LEVEL_OFFSET] = level
         for key, off in (("max_hp", 0x22), ("attack", 0x24), ("defense", 0x26), ("speed", 0x28), ("special", 0x2A)):
             self._write_u16(a + off, pokemon[key])
         self._write_name(PARTY_MON_OT_ADDRESS + index * NAME_LENGTH, pokemon.get("ot_name", self._read_name(PLAYER_NAME_ADDRESS)))

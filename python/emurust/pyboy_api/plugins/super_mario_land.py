@@ -17,7 +17,17 @@ ADDR_LIVES_LEFT = 0xDA15
 ADDR_LIVES_LEFT_DISPLAY = 0x9806
 ADDR_WORLD_LEVEL = 0xFFB4
 ADDR_WIN_COUNT = 0xFF9A
-_BLANK = 300
+ADDR_GAME_OVER = 0xC0A4  # holds GAME_OVER_VALUE on the game-over screen
+GAME_OVER_VALUE = 0x39
+ADDR_LEVEL_BLOCK = 0xC0AB  # level progress in 16-pixel blocks
+ADDR_MARIO_X = 0xC202  # Mario's x on screen
+# The status bar is on the background map at 0x9800. Its digit tiles are 256-265 and the blank
+# is tile 300 in PyBoy's numbering (signed tile addressing): bytes 0-9 and 44 in the map.
+BACKGROUND_MAP_ADDR = 0x9800
+SCORE_DIGITS = (0, 1, 6)  # (column, row, digits)
+COIN_DIGITS = (9, 1, 2)
+TILE_OFFSET = -256
+_BLANK = BLANK_TILE = 300
 
 
 def _r(a, b):
@@ -100,13 +110,13 @@ class GameWrapperSuperMarioLand(PyBoyGameWrapper):
         mem = self.pyboy.memory
         world_level = mem[ADDR_WORLD_LEVEL]
         self.world = (world_level >> 4, world_level & 0x0F)
-        self.coins = self._sum_number_on_screen(9, 1, 2, _BLANK, -256)
+        self.coins = self._sum_number_on_screen(*COIN_DIGITS, _BLANK, TILE_OFFSET)
         self.lives_left = bcd_to_dec(mem[ADDR_LIVES_LEFT])
-        self.score = self._sum_number_on_screen(0, 1, 6, _BLANK, -256)
+        self.score = self._sum_number_on_screen(*SCORE_DIGITS, _BLANK, TILE_OFFSET)
         low, high = _bcd_to_dec(mem[ADDR_TIME_LEFT : ADDR_TIME_LEFT + 2])
         self.time_left = low + high * 100
         scx = self.pyboy.screen.tilemap_position_list[16][0]
-        self.level_progress = mem[0xC0AB] * 16 + (scx - 7) % 16 + mem[0xC202]
+        self.level_progress = mem[ADDR_LEVEL_BLOCK] * 16 + (scx - 7) % 16 + mem[ADDR_MARIO_X]
 
     def set_time_left(self, time):
         if not self.game_has_started:
@@ -163,7 +173,7 @@ class GameWrapperSuperMarioLand(PyBoyGameWrapper):
         return PyBoyGameWrapper.game_area(self)
 
     def game_over(self):
-        return self.pyboy.memory[0xC0A4] == 0x39
+        return self.pyboy.memory[ADDR_GAME_OVER] == GAME_OVER_VALUE
 
     def __repr__(self):
         return (

@@ -10,7 +10,15 @@ from .base import PyBoyGameWrapper
 _TETROMINOES = {"L": 0, "J": 4, "I": 8, "O": 12, "Z": 16, "S": 20, "T": 24}
 _TETROMINO_NAMES = {v: k for k, v in _TETROMINOES.items()}
 NEXT_TETROMINO_ADDR = 0xC213
-_BLANK = 47
+# Tetris draws its game screen on the background map at 0x9800 (LCDC bit 3 clear). Numbers are
+# digit tiles 0-9, the blank tile 47 where a number has no digit yet.
+BACKGROUND_MAP_ADDR = 0x9800
+SCORE_DIGITS = (13, 3, 6)  # (column, row, digits) on the background map
+LEVEL_DIGITS = (14, 7, 4)
+LINES_DIGITS = (14, 10, 4)
+_BLANK = BLANK_TILE = 47
+GAME_OVER_CELL = (2, 0)  # (column, row) that shows GAME_OVER_TILE once the game is over
+GAME_OVER_TILE = 135
 
 # Tile classes: 0 blank, 1-6 the single-colour pieces, 7 the I piece's tiles, 8 the fill
 # shown at game over.
@@ -42,9 +50,9 @@ class GameWrapperTetris(PyBoyGameWrapper):
     def post_tick(self):
         self._tile_cache_invalid = True
         self._sprite_cache_invalid = True
-        self.score = self._sum_number_on_screen(13, 3, 6, _BLANK, 0)
-        self.level = self._sum_number_on_screen(14, 7, 4, _BLANK, 0)
-        self.lines = self._sum_number_on_screen(14, 10, 4, _BLANK, 0)
+        self.score = self._sum_number_on_screen(*SCORE_DIGITS, _BLANK, 0)
+        self.level = self._sum_number_on_screen(*LEVEL_DIGITS, _BLANK, 0)
+        self.lines = self._sum_number_on_screen(*LINES_DIGITS, _BLANK, 0)
 
     def start_game(self, timer_div=None):
         """From power-on: wait for the title screen, press START twice, save the start."""
@@ -86,7 +94,7 @@ class GameWrapperTetris(PyBoyGameWrapper):
             self.pyboy.memory[0, 0x20B0 + i] = byte
 
     def game_over(self):
-        return self.tilemap_background[2, 0] == 135
+        return self.tilemap_background[GAME_OVER_CELL] == GAME_OVER_TILE
 
     def __repr__(self):
         return f"Tetris:\nScore: {self.score}\nLevel: {self.level}\nLines: {self.lines}\n" + super().__repr__()
