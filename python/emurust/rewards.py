@@ -20,8 +20,9 @@ Besides one value at an address (:class:`Term`), a term can read:
   to ``blank`` count as 0 (leading spaces), any other byte as its value;
 - :class:`Visited` ``(addrs, capacity)``: the number of distinct keys seen this episode, a key
   being the bytes at ``addrs`` (e.g. ``(map, x, y)``): exploration. Each environment keeps a
-  fixed table of ``capacity`` keys, allocated once and emptied at every reset (the position
-  the episode starts at counts as seen); keys beyond ``capacity`` are not counted.
+  fixed table for ``capacity`` keys (default 16384; 16 bytes a key), allocated once and emptied
+  at every reset (the position the episode starts at counts as seen); keys beyond ``capacity``
+  are not counted. Keys are sampled once per step (after its last frame).
 
 ``delta`` chooses how a term's value becomes its reward: ``False``/``"none"`` the value itself,
 ``True``/``"change"`` its change since the previous step, ``"increase"`` only its rises
@@ -134,7 +135,7 @@ class Visited:
     addrs: Sequence[int]
     weight: float = 1.0
     delta: Delta = True
-    capacity: int = 1 << 16
+    capacity: int = 1 << 14
 
 
 @dataclass(frozen=True)

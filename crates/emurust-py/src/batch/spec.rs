@@ -325,6 +325,8 @@ pub struct Term {
 pub const VISITED_MAX_KEY_BYTES: usize = 7;
 /// Most keys one visited set may hold (its table is twice that, allocated at construction).
 pub const VISITED_MAX_CAPACITY: usize = 1 << 24;
+/// Keys a visited set holds by default: a 256 KiB table per environment.
+pub const VISITED_DEFAULT_CAPACITY: usize = 1 << 14;
 
 /// A fixed-size set of keys (open addressing, linear probing), allocated once: inserting never
 /// allocates. Once `capacity` keys are in, new keys are no longer counted (documented limit).
@@ -676,7 +678,7 @@ impl TermSpec {
                     .iter()
                     .map(|&a| check_addr(a, what))
                     .collect::<Result<Vec<_>, _>>()?;
-                let cap = self.capacity.unwrap_or(1 << 16);
+                let cap = self.capacity.unwrap_or(VISITED_DEFAULT_CAPACITY as i64);
                 if cap < 1 || cap > VISITED_MAX_CAPACITY as i64 {
                     return Err(format!(
                         "{what}: capacity must be 1-{VISITED_MAX_CAPACITY}, got {cap}"
@@ -864,7 +866,7 @@ mod tests {
     fn visited_counts_distinct_keys_per_episode() {
         let mut m = mem();
         let (t, caps) = build(&spec("visited", &[0xD35E, 0xD362, 0xD361])).unwrap();
-        assert_eq!(caps, vec![1 << 16]);
+        assert_eq!(caps, vec![VISITED_DEFAULT_CAPACITY]);
         let terms = [t];
         let mut mm = TermMemory::new(&terms, &caps);
         mm.reset(&terms, &m);
