@@ -516,6 +516,11 @@ def deluxe_extras(pb_api, rec, rom, pb, gw):
         rec.call("reset", lambda: gw2.reset_game(timer_div=9))
         rec("after reset", (gw2.stuck, gw2.stuck_frames, gw2.world, pb2.memory[0xC163]))
         pb2.stop(save=False)
+    dmg = pb_api.PyBoy(rom, window="null", cgb=False)  # run as a DMG: no work RAM banks
+    dmg.tick(5, False)
+    rec.call("DMG objects", dmg.game_wrapper.object_slots)
+    rec.call("DMG game area", dmg.game_wrapper.game_area)
+    dmg.stop(save=False)
 
 
 # ------------------------------------------------------------------------------------ tests

@@ -271,15 +271,23 @@ class GameWrapperSuperMarioBrosDeluxe(PyBoyGameWrapper):
     def _camera_y(self):
         return self.pyboy.memory[ADDR_CAMERA_Y]
 
+    def _wram_banks(self):
+        """All eight CGB work RAM banks, one read: ``memory[bank, 0xD000 + i]`` is
+        ``[bank * 0x1000 + i]``."""
+        if not self.cgb:
+            self.pyboy.memory[SPRITE_WRAM_BANK, 0xD000]  # raises as PyBoy's banked read does
+        return self.pyboy._gb.wram_banks()
+
     def object_slots(self):
         """The active objects: a dict per slot with its WRAM fields and its position in the
         world, on screen and in the game area."""
-        mem = self.pyboy.memory
+        wram = self._wram_banks()
+        base = SPRITE_WRAM_BANK * 0x1000 - 0xD000
         section_x, section_y = self.game_area_section[:2]
         camera_x, camera_y = self._camera_x(), self._camera_y()
         objects = []
         for slot in range(SPRITE_SLOT_COUNT):
-            obj = {name: mem[SPRITE_WRAM_BANK, addr + slot] for name, addr in SPRITE_SLOT_FIELDS}
+            obj = {name: wram[base + addr + slot] for name, addr in SPRITE_SLOT_FIELDS}
             if obj["status"] == 0:
                 continue
             x = obj["x_low"] | obj["x_high"] << 8
@@ -325,6 +333,7 @@ class GameWrapperSuperMarioBrosDeluxe(PyBoyGameWrapper):
                 self._interaction_types = np.asarray(mem[INTERACTION_TABLE_BANK, start : start + 0x100], dtype=np.uint32)
             xx, yy, width, height = self.game_area_section
             camera_x = self._camera_x()
+            wram = None  # read on the first metatile in the map
             columns = [(camera_x + (xx + x) * 8) // 16 for x in range(width)]
             rows = [(yy + y) * 8 // 16 for y in range(height)]
             metatiles = {}
@@ -336,9 +345,12 @@ class GameWrapperSuperMarioBrosDeluxe(PyBoyGameWrapper):
                     if not 0 <= mx < METATILE_MAP_WIDTH * 2:
                         continue
                     if (mx, my) not in metatiles:
+                        if wram is None:
+                            wram = self._wram_banks()
                         screen = mx // METATILE_SCREEN_WIDTH
-                        addr = METATILE_MAP_ADDRESS + (screen % 16) * METATILE_SCREEN_SIZE + my * METATILE_SCREEN_WIDTH + mx % METATILE_SCREEN_WIDTH
-                        metatiles[mx, my] = mem[METATILE_MAP_BANK + screen // 16, addr]
+                        bank = METATILE_MAP_BANK + screen // 16
+                        offset = (screen % 16) * METATILE_SCREEN_SIZE + my * METATILE_SCREEN_WIDTH + mx % METATILE_SCREEN_WIDTH
+                        metatiles[mx, my] = wram[bank * 0x1000 + (METATILE_MAP_ADDRESS - 0xD000) + offset]
                     tiles[y, x] = self._interaction_types[metatiles[mx, my]]
             self._cached_game_area_tiles = tiles
             self._tile_cache_invalid = False
