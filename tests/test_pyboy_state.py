@@ -29,6 +29,7 @@ from emurust.verify.compare import (  # noqa: E402
     snapshot_pyboy,
 )
 from emurust.verify.rollout import button_schedule, pyboy_state_without_wall_clock  # noqa: E402
+from pyboy_state_helpers import pyboy_state, pyboy_state_after  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GAMES = ["games/dodge.gb", "games/snake.gb", "games/runner.gb"]
@@ -39,12 +40,6 @@ FRAMES = 1000
 
 def _path(rel):
     return os.path.join(ROOT, rel)
-
-
-def _pyboy_state(pb) -> bytes:
-    buf = io.BytesIO()
-    pb.save_state(buf)
-    return buf.getvalue()
 
 
 def _quick_divergence(frame, gb, pb, banks, screen=True):
@@ -83,7 +78,7 @@ def _run_side_by_side(gb, pb, schedule, start, frames, first_screen=True, cgb=Fa
         if d is None and (n % 100 == 0 or n == frames) and (first_screen or n > 1):
             d = first_divergence(f + 1, snapshot_emurust(gb, True), snapshot_pyboy(pb, True, banks, cgb=cgb))
             if d is None:
-                ours, ref = gb.save_pyboy_state(), pyboy_state_without_wall_clock(_pyboy_state(pb), gb)
+                ours, ref = gb.save_pyboy_state(), pyboy_state_without_wall_clock(pyboy_state(pb), gb)
                 if pyboy_state_without_wall_clock(ours, gb) != ref:
                     i = next(i for i in range(len(ours)) if ours[i] != ref[i])
                     pytest.fail(f"frame {f + 1}: PyBoy state bytes differ first at offset {i}")
@@ -95,17 +90,7 @@ def _run_side_by_side(gb, pb, schedule, start, frames, first_screen=True, cgb=Fa
 def test_pyboy_state_into_emurust(rom):
     path = _path(rom)
     schedule = button_schedule(hash(rom) & 0xFFFF, K + FRAMES, change_probability=0.2)
-    src = make_pyboy(path)
-    try:
-        for f in range(K):
-            for action, button in schedule[f]:
-                getattr(src, f"button_{action}")(button)
-            src.tick(1, f == K - 1)
-        state = _pyboy_state(src)
-    finally:
-        src.stop(save=False)
-    # PyBoy adds the host time since saving to an MBC3 clock on load; we run on emulated time.
-    state = pyboy_state_without_wall_clock(state, emurust.GameBoy(path))
+    state = pyboy_state_after(path, schedule, K)
     pb = make_pyboy(path)
     try:
         pb.load_state(io.BytesIO(state))
@@ -162,15 +147,7 @@ def test_pyboy_states_in_other_sound_modes(rom, sound):
     opts = dict(sound_emulated=sound[0], sound_sample_rate=sound[1])
     k, frames = 200, 300
     schedule = button_schedule(11, k + frames, change_probability=0.2)
-    src = make_pyboy(path, **opts)
-    try:
-        for f in range(k):
-            for action, button in schedule[f]:
-                getattr(src, f"button_{action}")(button)
-            src.tick(1, f == k - 1)
-        state = _pyboy_state(src)
-    finally:
-        src.stop(save=False)
+    state = pyboy_state_after(path, schedule, k, **opts)
     gb = emurust.GameBoy.from_pyboy_state(path, state, **opts)
     assert gb.save_pyboy_state() == state
     pb = make_pyboy(path, **opts)
@@ -184,7 +161,7 @@ def test_pyboy_states_in_other_sound_modes(rom, sound):
     pb = make_pyboy(path, **opts)
     try:
         pb.load_state(io.BytesIO(state))
-        assert _pyboy_state(pb) == state
+        assert pyboy_state(pb) == state
         fresh = emurust.GameBoy.from_pyboy_state(path, state, **opts)
         assert _run_side_by_side(fresh, pb, schedule[: k + frames] + [[]] * 200, k + frames, 200) == 200
     finally:
@@ -200,7 +177,7 @@ def test_pyboy_state_of_the_other_sound_mode_loads_as_in_pyboy():
         src = make_pyboy(path, sound_emulated=saved_with)
         try:
             src.tick(150, False)
-            state = _pyboy_state(src)
+            state = pyboy_state(src)
         finally:
             src.stop(save=False)
         pb = make_pyboy(path, sound_emulated=loaded_with)
@@ -218,7 +195,7 @@ def test_pyboy_state_at_another_sample_rate_is_refused_clearly():
     src = make_pyboy(path, sound_sample_rate=44100)
     try:
         src.tick(5, False)
-        state = _pyboy_state(src)
+        state = pyboy_state(src)
     finally:
         src.stop(save=False)
     gb = emurust.GameBoy(path)
@@ -240,13 +217,13 @@ def test_pyboy_itself_redraws_the_first_frame_after_a_load():
             for action, button in schedule[f]:
                 getattr(p1, f"button_{action}")(button)
             p1.tick(1, f == K - 1)
-        p2.load_state(io.BytesIO(_pyboy_state(p1)))
+        p2.load_state(io.BytesIO(pyboy_state(p1)))
         for pb in (p1, p2):
             for action, button in schedule[K]:
                 getattr(pb, f"button_{action}")(button)
             pb.tick(1, True)
         same_screen = (p1.screen.ndarray == p2.screen.ndarray).all()
-        assert _pyboy_state(p1)[:11000] == _pyboy_state(p2)[:11000]  # machine state equal
+        assert pyboy_state(p1)[:11000] == pyboy_state(p2)[:11000]  # machine state equal
     finally:
         p1.stop(save=False)
         p2.stop(save=False)
@@ -260,7 +237,7 @@ def test_path_and_bytes_accepted(tmp_path):
     pb = make_pyboy(path)
     try:
         pb.tick(100, False)
-        state = _pyboy_state(pb)
+        state = pyboy_state(pb)
     finally:
         pb.stop(save=False)
     f = tmp_path / "dodge.state"
@@ -276,7 +253,7 @@ def test_bad_states_raise_and_change_nothing():
     pb = make_pyboy(path)
     try:
         pb.tick(120, False)
-        good = _pyboy_state(pb)
+        good = pyboy_state(pb)
     finally:
         pb.stop(save=False)
     with open(_path("roms/mbc3.gb"), "rb") as fh:
@@ -284,7 +261,7 @@ def test_bad_states_raise_and_change_nothing():
     pb = make_pyboy(_path("roms/mbc3.gb"))
     try:
         pb.tick(10, False)
-        foreign = _pyboy_state(pb)
+        foreign = pyboy_state(pb)
     finally:
         pb.stop(save=False)
     assert other_rom

@@ -7,7 +7,7 @@ version's layout (as PyBoy 2.8.1's loaders read it); a fresh PyBoy and a fresh e
 boot ROM, so both are the same machine) each run PRE frames without input, load the old state,
 then run FRAMES frames side by side with the same random buttons, compared at every frame
 (registers, memory, cartridge RAM, screen, sound) and every 100 frames through the whole PyBoy
-state (tests/test_pyboy_state.py's helper). PRE is 0 (a state loaded right after creating the
+state (tests/pyboy_state_helpers.py). PRE is 0 (a state loaded right after creating the
 emulator, the usual case) and K (a running emulator); K - 1 for versions 12 and 13.
 """
 
@@ -30,7 +30,8 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from pyboy_state_versions import convert  # noqa: E402
-from test_pyboy_state import _pyboy_state, _run_side_by_side  # noqa: E402
+from pyboy_state_helpers import pyboy_state, pyboy_state_after  # noqa: E402
+from test_pyboy_state import _run_side_by_side  # noqa: E402
 
 K = 300
 FRAMES = 300
@@ -61,18 +62,8 @@ _SOURCES: dict = {}
 def _source_state(rom: str) -> bytes:
     """PyBoy's version 29 state of `rom` at frame K (random buttons), cached per ROM."""
     if rom not in _SOURCES:
-        path = _path(rom)
         schedule = button_schedule(hash(rom) & 0xFFFF, K, change_probability=0.2)
-        src = make_pyboy(path)
-        try:
-            for f in range(K):
-                for action, button in schedule[f]:
-                    getattr(src, f"button_{action}")(button)
-                src.tick(1, f == K - 1)
-            state = _pyboy_state(src)
-        finally:
-            src.stop(save=False)
-        _SOURCES[rom] = pyboy_state_without_wall_clock(state, emurust.GameBoy(path))
+        _SOURCES[rom] = pyboy_state_after(_path(rom), schedule, K)
     return _SOURCES[rom]
 
 
@@ -99,14 +90,14 @@ def _check(rom: str, version: int, pre: int, frames: int = FRAMES) -> int:
             pb.tick(pre, False)
             gb.tick(pre, False)
         # The same running machine (MBC3: without the host's wall-clock times).
-        assert gb.save_pyboy_state() == pyboy_state_without_wall_clock(_pyboy_state(pb), gb)
+        assert gb.save_pyboy_state() == pyboy_state_without_wall_clock(pyboy_state(pb), gb)
         pb.load_state(io.BytesIO(old))
         gb.load_pyboy_state(old)
         # Right after loading: the same machine, byte for byte. (Before version 15 PyBoy keeps
         # its serial port and brings its clock to the loaded cycle count at its next tick;
         # emurust does that while loading: the port's "last cycles" and clock are compared from
         # the first frame on, below.)
-        ours, ref = gb.save_pyboy_state(), pyboy_state_without_wall_clock(_pyboy_state(pb), gb)
+        ours, ref = gb.save_pyboy_state(), pyboy_state_without_wall_clock(pyboy_state(pb), gb)
         if version < 15:
             serial = len(ref) - SGB_LEN - 36
             ours, ref = (_mask(x, [(serial + 4, 8), (serial + 20, 8)]) for x in (ours, ref))
@@ -213,7 +204,7 @@ def test_from_pyboy_state_is_a_fresh_pyboy_loading_version_7():
     pb = make_pyboy(_path(rom))
     try:
         pb.load_state(io.BytesIO(old))
-        assert gb.save_pyboy_state() == _pyboy_state(pb)
+        assert gb.save_pyboy_state() == pyboy_state(pb)
         schedule = button_schedule(3, K + FRAMES, change_probability=0.2)
         assert _run_side_by_side(gb, pb, schedule, K, FRAMES) == FRAMES
     finally:

@@ -50,6 +50,8 @@ each env runner one emurust batch as its vector environment; see :func:`rllib_pp
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import os
 import pathlib
 import time
@@ -67,6 +69,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 from .envs import BatchDriver, _driver_kwargs
 
 __all__ = [
+    "ActorGroupConfig",
     "BatchActor",
     "RayVecEnv",
     "RayVectorEnv",
@@ -204,25 +207,68 @@ class BatchActor:
 # ---------------------------------------------------------------------------------- the group
 
 
+@dataclasses.dataclass(frozen=True)
+class ActorGroupConfig:
+    """The constructor arguments :class:`RayVecEnv` and :class:`RayVectorEnv` share: all but
+    the environments' own keyword arguments (and RayVectorEnv's ``autoreset_mode``)."""
+
+    num_actors: Optional[int] = None
+    envs_per_actor: Any = 1
+    threads_per_actor: int = 1
+    address: Optional[str] = None
+    step_timeout: float = 60.0
+    start_timeout: float = 120.0
+    checkpoint_every: int = 100
+    max_restarts: int = 3
+    scheduling_strategy: Any = "SPREAD"
+    actor_options: Optional[dict] = None
+    render_mode: Optional[str] = None
+
+    #: The first three may be passed by position; the others by keyword only.
+    POSITIONAL = ("num_actors", "envs_per_actor", "threads_per_actor")
+
+    @classmethod
+    def from_call(cls, owner: str, args: tuple, kwargs: dict) -> tuple["ActorGroupConfig", dict]:
+        """(config, the environments' keyword arguments) from ``owner``'s constructor call,
+        with Python's errors for too many positional arguments or a value given twice."""
+        if len(args) > len(cls.POSITIONAL):
+            raise TypeError(f"{owner}() takes at most {len(cls.POSITIONAL)} positional arguments ({len(args)} given)")
+        given = dict(zip(cls.POSITIONAL, args))
+        names = {f.name for f in dataclasses.fields(cls)}
+        env_kwargs = {}
+        for name, value in kwargs.items():
+            if name not in names:
+                env_kwargs[name] = value
+            elif name in given:
+                raise TypeError(f"{owner}() got multiple values for argument {name!r}")
+            else:
+                given[name] = value
+        config = cls(**given)
+        if config.render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {config.render_mode!r}")
+        return config, env_kwargs
+
+    @classmethod
+    def signature(cls, *extra: inspect.Parameter) -> inspect.Signature:
+        """The constructors' signature (for ``help()`` and ``inspect``): self, the config's
+        fields, ``extra`` keyword-only parameters, ``**env_kwargs``."""
+        P = inspect.Parameter
+        params = [P("self", P.POSITIONAL_OR_KEYWORD)]
+        for f in dataclasses.fields(cls):
+            kind = P.POSITIONAL_OR_KEYWORD if f.name in cls.POSITIONAL else P.KEYWORD_ONLY
+            params.append(P(f.name, kind, default=f.default, annotation=f.type))
+        params.extend(extra)
+        params.append(P("env_kwargs", P.VAR_KEYWORD, annotation="Any"))
+        return inspect.Signature(params)
+
+
 class _ActorGroup:
     """The driver's side: spawns the actors, sends calls, gathers replies in actor order,
     keeps checkpoints and restores dead actors."""
 
-    def __init__(
-        self,
-        num_actors: int,
-        envs_per_actor: Any,
-        threads_per_actor: int,
-        kwargs: dict,
-        *,
-        address: Optional[str],
-        step_timeout: float,
-        start_timeout: float,
-        checkpoint_every: int,
-        max_restarts: int,
-        scheduling_strategy: Any,
-        actor_options: Optional[dict],
-    ):
+    def __init__(self, config: ActorGroupConfig, kwargs: dict):
+        num_actors, envs_per_actor, threads_per_actor = config.num_actors, config.envs_per_actor, config.threads_per_actor
+        checkpoint_every = config.checkpoint_every
         if isinstance(envs_per_actor, (int, np.integer)):
             if num_actors is None or int(num_actors) < 1:
                 raise ValueError("num_actors must be >= 1")
@@ -241,12 +287,12 @@ class _ActorGroup:
         self.offsets = [int(x) for x in np.cumsum([0] + sizes[:-1])]
         self.num_envs = int(sum(sizes))
         self.threads = int(threads_per_actor)
-        self.step_timeout = float(step_timeout)
-        self.start_timeout = float(start_timeout)
+        self.step_timeout = float(config.step_timeout)
+        self.start_timeout = float(config.start_timeout)
         self.checkpoint_every = int(checkpoint_every)
-        self.max_restarts = int(max_restarts)
-        self.scheduling_strategy = scheduling_strategy
-        self.actor_options = dict(actor_options or {})
+        self.max_restarts = int(config.max_restarts)
+        self.scheduling_strategy = config.scheduling_strategy
+        self.actor_options = dict(config.actor_options or {})
 
         game = kwargs.pop("game", None)
         kw = _driver_kwargs(game, kwargs)
@@ -270,7 +316,7 @@ class _ActorGroup:
         self.kwargs = kw
 
         if not ray.is_initialized():
-            ray.init(address=address)
+            ray.init(address=config.address)
         self._remote_cls = ray.remote(BatchActor)
         self.restarts = [0] * len(sizes)
         self.seeds: list = [None] * self.num_envs
@@ -425,8 +471,9 @@ class _RayStepper:
 
     group: _ActorGroup
 
-    def _init_group(self, num_actors, envs_per_actor, threads_per_actor, env_kwargs, **opts) -> dict:
-        self.group = _ActorGroup(num_actors, envs_per_actor, threads_per_actor, dict(env_kwargs), **opts)
+    def _init_group(self, config: ActorGroupConfig, env_kwargs: dict) -> dict:
+        self.group = _ActorGroup(config, dict(env_kwargs))
+        self.render_mode = config.render_mode
         d = self.group.describe
         self._dict_obs = hasattr(d["observation_space"], "spaces")
         self._num_actions = int(d["action_space"].n)
@@ -580,18 +627,6 @@ class _RayStepper:
             self._closed = True
 
 
-def _group_opts(address, step_timeout, start_timeout, checkpoint_every, max_restarts, scheduling_strategy, actor_options) -> dict:
-    return dict(
-        address=address,
-        step_timeout=step_timeout,
-        start_timeout=start_timeout,
-        checkpoint_every=checkpoint_every,
-        max_restarts=max_restarts,
-        scheduling_strategy=scheduling_strategy,
-        actor_options=actor_options,
-    )
-
-
 _COMMON_DOC = """
     Arguments: ``num_actors`` actors of ``envs_per_actor`` environments each (or a list of
     sizes, one per actor), each actor stepping its batch on ``threads_per_actor`` threads and
@@ -627,33 +662,13 @@ def _make_ray_vec_env_class():
 
         __doc__ = (__doc__ or "") + _COMMON_DOC
 
-        def __init__(
-            self,
-            num_actors: Optional[int] = None,
-            envs_per_actor: Any = 1,
-            threads_per_actor: int = 1,
-            *,
-            address: Optional[str] = None,
-            step_timeout: float = 60.0,
-            start_timeout: float = 120.0,
-            checkpoint_every: int = 100,
-            max_restarts: int = 3,
-            scheduling_strategy: Any = "SPREAD",
-            actor_options: Optional[dict] = None,
-            render_mode: Optional[str] = None,
-            **env_kwargs: Any,
-        ):
-            if render_mode not in (None, "rgb_array"):
-                raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-            d = self._init_group(
-                num_actors, envs_per_actor, threads_per_actor, env_kwargs,
-                **_group_opts(address, step_timeout, start_timeout, checkpoint_every, max_restarts,
-                              scheduling_strategy, actor_options),
-            )
-            self.render_mode = render_mode
+        def __init__(self, *args: Any, **kwargs: Any):
+            d = self._init_group(*ActorGroupConfig.from_call("RayVecEnv", args, kwargs))
             self._seeded = False
             VecEnv.__init__(self, self.group.num_envs, d["observation_space"], d["action_space"])
             self.metadata["render_fps"] = 60 / d["frame_skip"]
+
+        __init__.__signature__ = ActorGroupConfig.signature()
 
         def reset(self):
             seeds = self._seeds
@@ -739,38 +754,15 @@ def _make_ray_vector_env_class():
         __doc__ = (__doc__ or "") + _COMMON_DOC
         metadata = {"render_modes": ["rgb_array"], "autoreset_mode": AutoresetMode.NEXT_STEP}
 
-        def __init__(
-            self,
-            num_actors: Optional[int] = None,
-            envs_per_actor: Any = 1,
-            threads_per_actor: int = 1,
-            *,
-            address: Optional[str] = None,
-            step_timeout: float = 60.0,
-            start_timeout: float = 120.0,
-            checkpoint_every: int = 100,
-            max_restarts: int = 3,
-            scheduling_strategy: Any = "SPREAD",
-            actor_options: Optional[dict] = None,
-            autoreset_mode: Any = AutoresetMode.NEXT_STEP,
-            render_mode: Optional[str] = None,
-            **env_kwargs: Any,
-        ):
+        def __init__(self, *args: Any, autoreset_mode: Any = AutoresetMode.NEXT_STEP, **kwargs: Any):
             try:
                 mode = AutoresetMode(autoreset_mode)
             except ValueError:
                 raise ValueError(f"unknown autoreset_mode {autoreset_mode!r}") from None
-            if render_mode not in (None, "rgb_array"):
-                raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
-            d = self._init_group(
-                num_actors, envs_per_actor, threads_per_actor, env_kwargs,
-                **_group_opts(address, step_timeout, start_timeout, checkpoint_every, max_restarts,
-                              scheduling_strategy, actor_options),
-            )
+            d = self._init_group(*ActorGroupConfig.from_call("RayVectorEnv", args, kwargs))
             self.autoreset_mode = mode
             self._reset_now_on_restart = mode != AutoresetMode.NEXT_STEP
             self.metadata = dict(self.metadata, autoreset_mode=mode, render_fps=60 / d["frame_skip"])
-            self.render_mode = render_mode
             self.num_envs = self.group.num_envs
             self.single_observation_space = d["observation_space"]
             self.single_action_space = d["action_space"]
@@ -778,6 +770,10 @@ def _make_ray_vector_env_class():
             self.action_space = batch_space(self.single_action_space, self.num_envs)
             self._autoreset = np.zeros(self.num_envs, dtype=bool)
             self._needs_reset = True
+
+        __init__.__signature__ = ActorGroupConfig.signature(
+            inspect.Parameter("autoreset_mode", inspect.Parameter.KEYWORD_ONLY, default=AutoresetMode.NEXT_STEP, annotation="Any")
+        )
 
         def reset(self, *, seed: Any = None, options: Optional[dict] = None):
             super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)

@@ -16,11 +16,7 @@ CGB_FLAG = 0x00
 IDLE_LCDC = 0x91
 	.include "common.inc"
 
-isr_vblank = isr_none
-isr_stat = isr_none
-isr_timer = isr_none
-isr_serial = isr_none
-isr_joypad = isr_none
+	no_interrupt_handlers
 
 CRCT   = 0xD000       ; CRC table: high bytes at D000, low bytes at D100
 CRC_HI = VARS+0

@@ -11,11 +11,7 @@ CGB_FLAG = 0x00
 IDLE_LCDC = 0x91
 	.include "common.inc"
 
-isr_vblank = isr_none
-isr_stat = isr_none
-isr_timer = isr_none
-isr_serial = isr_none
-isr_joypad = isr_none
+	no_interrupt_handlers
 
 SRC_WRAM = 0xC200
 HRAM_DMA = 0xFF80

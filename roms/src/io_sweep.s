@@ -29,11 +29,7 @@ CGB_FLAG = 0x00
 IDLE_LCDC = 0x91
 	.include "common.inc"
 
-isr_vblank = isr_none
-isr_stat = isr_none
-isr_timer = isr_none
-isr_serial = isr_none
-isr_joypad = isr_none
+	no_interrupt_handlers
 
 LOG_END = 0xDE00
 SRC     = 0xDF00        ; DMA source (DF00-DF9F; the stack stays above it)

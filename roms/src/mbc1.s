@@ -13,11 +13,7 @@ IDLE_LCDC = 0x91
 	.include "common.inc"
 	.include "mbc.inc"
 
-isr_vblank = isr_none
-isr_stat = isr_none
-isr_timer = isr_none
-isr_serial = isr_none
-isr_joypad = isr_none
+	no_interrupt_handlers
 
 LOWTAG = VARS+0           ; 4 bytes copied from 0x3FF0 by the WRAM routine
 RAMRES = VARS+4           ; 4 bytes read back from the RAM banks

@@ -12,11 +12,7 @@ IDLE_LCDC = 0x91
 	.include "common.inc"
 	.include "mbc.inc"
 
-isr_vblank = isr_none
-isr_stat = isr_none
-isr_timer = isr_none
-isr_serial = isr_none
-isr_joypad = isr_none
+	no_interrupt_handlers
 
 main:
 	ld hl,#str_title

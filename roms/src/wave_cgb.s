@@ -15,11 +15,7 @@ RAM_SIZE_CODE = 0x00
 CGB_FLAG = 0x80
 IDLE_LCDC = 0x91
 	.include "common.inc"
-isr_vblank = isr_none
-isr_stat = isr_none
-isr_timer = isr_none
-isr_serial = isr_none
-isr_joypad = isr_none
+	no_interrupt_handlers
 
 rNR30 = 0x1A
 rNR31 = 0x1B

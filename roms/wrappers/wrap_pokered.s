@@ -4,6 +4,8 @@ CART_TYPE = 0x03
 ROM_SIZE_CODE = 0x00
 RAM_SIZE_CODE = 0x03
 LCDC_VALUE = 0xE3           ; on, window map 9C00 on, BG map 9800, tiles 8800 (signed)
+CGB_FLAG = 0x00
+GAME_EXTRA = 0
 	.macro TITLE_TEXT
 	.ascii "POKEMON RED"
 	.rept 4

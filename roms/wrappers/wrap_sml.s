@@ -3,6 +3,8 @@ CART_TYPE = 0x01
 ROM_SIZE_CODE = 0x00
 RAM_SIZE_CODE = 0x00
 LCDC_VALUE = 0x83           ; on, BG map 9800, tiles 8800 (signed), objects, BG
+CGB_FLAG = 0x00
+GAME_EXTRA = 0
 	.macro TITLE_TEXT
 	.ascii "SUPER MARIOLAND"
 	.endm

@@ -3,6 +3,8 @@ CART_TYPE = 0x00
 ROM_SIZE_CODE = 0x00
 RAM_SIZE_CODE = 0x00
 LCDC_VALUE = 0x93           ; on, BG map 9800, tiles 8000 (unsigned), objects, BG
+CGB_FLAG = 0x00
+GAME_EXTRA = 0
 	.macro TITLE_TEXT
 	.ascii "TETRIS"
 	.rept 9

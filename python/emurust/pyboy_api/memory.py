@@ -174,13 +174,26 @@ class PyBoyMemoryView:
             if not bank <= 7:
                 raise PyBoyOutOfBoundsException("WRAM Bank out of range")
             gb = self._gb
-            offset = bank * 0x1000
-            return (
-                lambda x: gb.wram_byte(x + offset),
-                lambda x, v: gb.set_wram_byte(x + offset, _u8(v)),
-                start,
-                stop,
-            )
+            if bank == 0:  # C000-CFFF, also for addresses D000-DFFF (as in PyBoy)
+                return (lambda x: gb.wram_byte(x), lambda x, v: gb.set_wram_byte(x, _u8(v)), start, stop)
+            # A CGB bank (1-7) at D000-DFFF, whichever bank SVBK shows the CPU.
+            banks = []  # all 32 KiB, bank order, read once per access
+
+            def read(x):
+                if not banks:
+                    banks.append(gb.wram_banks())
+                return banks[0][bank * 0x1000 + x]
+
+            def write(x, v):
+                select = gb.read_cpu(0xFF70) & 7
+                if max(select, 1) == bank:
+                    gb.set_wram_byte(0x1000 + x, _u8(v))
+                else:  # show the bank for the write, then the game's bank again
+                    gb.write(0xFF70, bank)
+                    gb.set_wram_byte(0x1000 + x, _u8(v))
+                    gb.write(0xFF70, select)
+
+            return read, write, start, stop
         raise PyBoyInvalidInputException("Invalid memory address for bank")
 
     # ------------------------------------------------------------------ access

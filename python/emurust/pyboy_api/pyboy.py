@@ -341,7 +341,7 @@ class PyBoy:
 
         from .plugins import select_game_wrapper
 
-        self._game_wrapper, self._game_wrapper_error = select_game_wrapper(self)
+        self._game_wrapper = select_game_wrapper(self)
         self.window_null_speed = 0
         self.set_emulation_speed(0)  # the null window starts unlimited, as PyBoy's
 
@@ -381,8 +381,6 @@ class PyBoy:
     @property
     def game_wrapper(self):
         """The game wrapper PyBoy selects for this cartridge title (a generic one otherwise)."""
-        if self._game_wrapper_error is not None:
-            raise NotImplementedError(self._game_wrapper_error)
         return self._game_wrapper
 
     @property

@@ -484,13 +484,13 @@ impl GameBoy {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::sync::Arc;
 
     /// A small MBC1 ROM that keeps the machine busy: sound on, timer on, OAM DMA, a loop
     /// writing WRAM and cartridge RAM.
-    fn test_rom() -> Arc<[u8]> {
+    pub(crate) fn test_rom() -> Arc<[u8]> {
         let mut rom = vec![0u8; 0x8000];
         rom[0x147] = 0x03;
         rom[0x149] = 0x02;

@@ -354,32 +354,10 @@ impl GameBoy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    // The DMG program that changes everything a state holds (sound, timer, OAM DMA, WRAM and
+    // cartridge RAM), shared with pyboy_state.rs's tests.
+    use crate::gameboy::pyboy_state::tests::test_rom;
     use crate::lcd::{PYBOY_LCD_SECTION_LEN, PYBOY_RENDERER_SECTION_LEN};
-    use std::sync::Arc;
-
-    /// A DMG program that changes everything a state holds: sound on, timer on, OAM DMA, a
-    /// loop over WRAM and cartridge RAM (as in `pyboy_state.rs`'s tests).
-    fn rom() -> Arc<[u8]> {
-        let mut rom = vec![0u8; 0x8000];
-        rom[0x147] = 0x03;
-        rom[0x149] = 0x02;
-        #[rustfmt::skip]
-        let prog: &[u8] = &[
-            0x3E, 0x80, 0xE0, 0x26, 0x3E, 0x77, 0xE0, 0x24, 0x3E, 0xFF, 0xE0, 0x25,
-            0x3E, 0xF3, 0xE0, 0x12, 0x3E, 0x87, 0xE0, 0x14, 0x3E, 0x05, 0xE0, 0x07,
-            0x3E, 0x0A, 0xEA, 0x00, 0x00, 0x21, 0x00, 0xC0,
-            0x34, 0x7E, 0xEA, 0x00, 0xA0, 0xF0, 0x04, 0xE0, 0x13, 0x3E, 0xC0, 0xE0, 0x46,
-            0x18, 0xF1,
-        ];
-        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
-        rom[0x150..0x150 + prog.len()].copy_from_slice(prog);
-        let mut x: u8 = 0;
-        for b in &rom[0x134..0x14D] {
-            x = x.wrapping_sub(*b).wrapping_sub(1);
-        }
-        rom[0x14D] = x;
-        rom.into()
-    }
 
     /// A version 29 DMG state of `gb` in version 7's layout (what PyBoy 2.8.1 reads for 7).
     fn to_version_7(gb: &GameBoy, s: &[u8]) -> Vec<u8> {
@@ -411,11 +389,11 @@ mod tests {
 
     #[test]
     fn version_7_keeps_what_it_lacks_from_the_running_machine() {
-        let mut src = GameBoy::new(rom(), None).unwrap();
+        let mut src = GameBoy::new(test_rom(), None).unwrap();
         src.tick(30, true, true);
         let s29 = src.save_pyboy_state();
         let old = to_version_7(&src, &s29);
-        let mut gb = GameBoy::new(rom(), None).unwrap();
+        let mut gb = GameBoy::new(test_rom(), None).unwrap();
         gb.tick(12, true, true);
         let before = gb.save_pyboy_state();
         gb.load_pyboy_state(&old).unwrap();
@@ -462,11 +440,11 @@ mod tests {
 
     #[test]
     fn bad_versions_and_lengths_are_refused_unchanged() {
-        let mut src = GameBoy::new(rom(), None).unwrap();
+        let mut src = GameBoy::new(test_rom(), None).unwrap();
         src.tick(10, true, true);
         let s29 = src.save_pyboy_state();
         let old = to_version_7(&src, &s29);
-        let mut gb = GameBoy::new(rom(), None).unwrap();
+        let mut gb = GameBoy::new(test_rom(), None).unwrap();
         gb.tick(3, true, true);
         let before = gb.save_state();
         let mut newer = s29.clone();
@@ -488,7 +466,7 @@ mod tests {
     /// Versions 0 and 1 have no version byte: the first byte is the boot ROM flag.
     #[test]
     fn versions_0_and_1_start_with_the_boot_flag() {
-        let mut src = GameBoy::new(rom(), None).unwrap();
+        let mut src = GameBoy::new(test_rom(), None).unwrap();
         src.tick(10, true, true);
         let s29 = src.save_pyboy_state();
         let v7 = to_version_7(&src, &s29);
@@ -506,7 +484,7 @@ mod tests {
         v0.push(ie);
         let cart = ram + ram_len + 8;
         v0.extend_from_slice(&v7[cart..v7.len() - 4]); // no joypad; MBC1 registers from 3
-        let mut gb = GameBoy::new(rom(), None).unwrap();
+        let mut gb = GameBoy::new(test_rom(), None).unwrap();
         gb.tick(10, true, true);
         gb.load_pyboy_state(&v0).unwrap();
         assert_eq!(gb.cpu.r.pc, src.cpu.r.pc);
