@@ -130,23 +130,27 @@ def engine_versions() -> dict[str, Optional[str]]:
 # Each returns (run_frames(n_frames), finish()) after loading the ROM and warming up.
 
 
-def _emurust(rom: str, pattern: str, sound: str = "on", state: str = ""):
+# --cgb values -> the constructor's cgb= (PyBoy's and emurust's alike): auto = as the header says.
+CGB_CHOICES = {"auto": None, "off": False, "on": True}
+
+
+def _emurust(rom: str, pattern: str, sound: str = "on", state: str = "", cgb: str = "auto"):
     import emurust
 
-    gb = emurust.GameBoy(rom, sound_emulated=sound == "on")
+    gb = emurust.GameBoy(rom, sound_emulated=sound == "on", cgb=CGB_CHOICES[cgb])
     if state:
         gb.load_pyboy_state(state)
     gb.tick(WARMUP, False)
     return _tick_pattern(gb.tick, pattern), lambda: int(gb.frame_count)
 
 
-def _pyboy(rom: str, pattern: str, sound: str = "on", state: str = ""):
+def _pyboy(rom: str, pattern: str, sound: str = "on", state: str = "", cgb: str = "auto"):
     import logging
 
     from pyboy import PyBoy
 
     logging.getLogger("pyboy").setLevel(logging.ERROR)
-    pb = PyBoy(rom, window="null", log_level="ERROR", sound_emulated=sound == "on")
+    pb = PyBoy(rom, window="null", log_level="ERROR", sound_emulated=sound == "on", cgb=CGB_CHOICES[cgb])
     pb.set_emulation_speed(0)
     if state:
         with open(state, "rb") as f:
@@ -241,14 +245,17 @@ def always_draws(engine: str, pattern: str) -> bool:
 
 
 def worker(engine: str, rom: str, pattern: str, frames: int, cpu: Optional[int], sound: str = "on",
-           state: str = "") -> dict[str, Any]:
+           state: str = "", cgb: str = "auto") -> dict[str, Any]:
     """Run in the subprocess: one engine, one ROM, one pattern, one sound mode, on one core."""
     if cpu is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {cpu})
     if state and engine not in ("emurust", "pyboy"):
         raise SystemExit(f"{engine} cannot start from a PyBoy state")
+    if cgb != "auto" and engine not in ("emurust", "pyboy"):
+        raise SystemExit(f"{engine}: --cgb {cgb} is only for emurust and PyBoy")
     t0 = time.perf_counter()
-    run, finish = WORKERS[engine](rom, pattern, sound, state)
+    run, finish = (WORKERS[engine](rom, pattern, sound, state, cgb) if engine in ("emurust", "pyboy")
+                   else WORKERS[engine](rom, pattern, sound, state))
     setup = time.perf_counter() - t0
     w0, c0 = time.perf_counter(), time.process_time()
     run(frames)
@@ -259,6 +266,7 @@ def worker(engine: str, rom: str, pattern: str, frames: int, cpu: Optional[int],
         "rom": rom,
         "pattern": pattern,
         "sound": sound,
+        "cgb": cgb,
         "state": state or None,
         "frames": frames,
         "frames_run_total": total,
@@ -292,14 +300,14 @@ def _pick_cpu() -> Optional[int]:
 
 
 def run_one(engine: str, rom: str, pattern: str, frames: int, cpu: Optional[int], timeout: float,
-            sound: str = "on", state: str = "") -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "emurust.bench", "--worker", engine, rom, pattern, str(frames), "--sound", sound]
+            sound: str = "on", state: str = "", cgb: str = "auto") -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "emurust.bench", "--worker", engine, rom, pattern, str(frames), "--sound", sound, "--cgb", cgb]
     if state:
         cmd += ["--state", state]
     if cpu is not None:
         cmd += ["--cpu", str(cpu)]
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", RAYON_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    what = {"engine": engine, "rom": rom, "pattern": pattern, "sound": sound}
+    what = {"engine": engine, "rom": rom, "pattern": pattern, "sound": sound, "cgb": cgb}
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
@@ -344,6 +352,14 @@ def real_games_suite() -> list[str]:
     return roms
 
 
+def _cgb_flagged(path: str) -> bool:
+    """The header asks for Game Boy Color (0x143 bit 7): cgb=None then picks CGB hardware."""
+    with open(path, "rb") as f:
+        f.seek(0x143)
+        flag = f.read(1)
+    return bool(flag and flag[0] & 0x80)
+
+
 def split_rom_state(entry: str) -> tuple[str, str]:
     """``ROM@STATE`` -> (ROM, STATE); a plain ROM -> (ROM, "")."""
     rom, _, state = entry.partition("@")
@@ -359,8 +375,10 @@ def compare(
     timeout: float = 600.0,
     log=print,
     sounds: tuple[str, ...] | list[str] = ("on",),
+    cgbs: tuple[str, ...] | list[str] = ("auto",),
 ) -> dict[str, Any]:
-    """Every ROM (``ROM`` or ``ROM@STATE``) x pattern x sound mode x engine, `repeat` times."""
+    """Every ROM (``ROM`` or ``ROM@STATE``) x pattern x sound mode x hardware choice (``cgbs``:
+    auto/off/on, as ``cgb=None/False/True``) x engine, `repeat` times."""
     cpu = _pick_cpu()
     machine = machine_info()
     skipped = {}
@@ -379,19 +397,19 @@ def compare(
         if state_path and not pathlib.Path(state_path).is_file():
             raise FileNotFoundError(f"state not found: {state}")
         for pattern in patterns:
-            for sound in sounds:
+            for sound, cgb in ((s, c) for s in sounds for c in cgbs):
                 for engine in active:
                     if sound == "off" and engine not in ("emurust", "pyboy"):
                         continue  # Gambatte and mGBA always synthesise audio
-                    if state_path and engine not in ("emurust", "pyboy"):
+                    if (state_path or cgb != "auto") and engine not in ("emurust", "pyboy"):
                         continue
                     got = []
                     for _ in range(repeat):
-                        r = run_one(engine, path, pattern, frames, cpu, timeout, sound, state_path)
+                        r = run_one(engine, path, pattern, frames, cpu, timeout, sound, state_path, cgb)
                         r["rom"] = entry
                         runs.append(r)
                         if "error" in r:
-                            log(f"{engine} {entry} {pattern} sound {sound}: ERROR {r['error']}")
+                            log(f"{engine} {entry} {pattern} sound {sound} cgb {cgb}: ERROR {r['error']}")
                             break
                         got.append(r)
                     if got:
@@ -402,6 +420,8 @@ def compare(
                                 "rom": entry,
                                 "pattern": pattern,
                                 "sound": sound,
+                                "cgb": cgb,
+                                "cgb_model": cgb == "on" or (cgb == "auto" and _cgb_flagged(path)),
                                 "fps": statistics.median(fps),
                                 "fps_min": min(fps),
                                 "fps_max": max(fps),
@@ -410,12 +430,12 @@ def compare(
                                 "runs": len(got),
                             }
                         )
-                        log(f"  {engine:9} {pathlib.Path(rom).name:18} {pattern:9} sound {sound:3} "
+                        log(f"  {engine:9} {pathlib.Path(rom).name:18} {pattern:9} sound {sound:3} cgb {cgb:4} "
                             f"{summary[-1]['fps']:10,.0f} frames/s")
-    # Ratios against PyBoy, same ROM, pattern and sound mode.
-    ref = {(s["rom"], s["pattern"], s.get("sound", "on")): s["fps"] for s in summary if s["engine"] == "pyboy"}
+    # Ratios against PyBoy, same ROM, pattern, sound mode and hardware choice.
+    ref = {_key(s): s["fps"] for s in summary if s["engine"] == "pyboy"}
     for s in summary:
-        p = ref.get((s["rom"], s["pattern"], s.get("sound", "on")))
+        p = ref.get(_key(s))
         s["vs_pyboy"] = s["fps"] / p if p else None
     machine["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     return {
@@ -434,30 +454,35 @@ def compare(
     }
 
 
+def _key(s: dict[str, Any]) -> tuple:
+    return (s["rom"], s["pattern"], s.get("sound", "on"), s.get("cgb", "auto"))
+
+
 def format_table(result: dict[str, Any]) -> str:
     summary = result["summary"]
     engines = [e for e in ENGINES if any(s["engine"] == e for s in summary)]
     roms = list(dict.fromkeys(s["rom"] for s in summary))
     patterns = list(dict.fromkeys(s["pattern"] for s in summary))
     sounds = list(dict.fromkeys(s.get("sound", "on") for s in summary))
-    idx = {(s["engine"], s["rom"], s["pattern"], s.get("sound", "on")): s for s in summary}
+    cgbs = list(dict.fromkeys(s.get("cgb", "auto") for s in summary))
+    idx = {(s["engine"],) + _key(s): s for s in summary}
     m = result["machine"]
     lines = [
         f"frames/s on one core ({m.get('cpu_model')}, {m.get('logical_cpus')} logical CPUs, "
         f"load average {', '.join(f'{x:.2f}' for x in (m.get('loadavg') or []))}); "
         f"{result['frames']} frames, median of {result['repeat']}; (x) = ratio vs PyBoy 2.8.1",
         "",
-        "| ROM | pattern | sound | " + " | ".join(engines) + " |",
-        "|---|---|---|" + "---:|" * len(engines),
+        "| ROM | pattern | sound | cgb | " + " | ".join(engines) + " |",
+        "|---|---|---|---|" + "---:|" * len(engines),
     ]
     for rom in roms:
         rom_name, _, state = rom.partition("@")
         label = pathlib.Path(rom_name).name + (f" @{pathlib.Path(state).name}" if state else "")
         for pattern in patterns:
-            for sound in sounds:
+            for sound, cgb in ((x, c) for x in sounds for c in cgbs):
                 cells = []
                 for e in engines:
-                    s = idx.get((e, rom, pattern, sound))
+                    s = idx.get((e, rom, pattern, sound, cgb))
                     if s is None:
                         cells.append("-")
                         continue
@@ -466,10 +491,13 @@ def format_table(result: dict[str, Any]) -> str:
                         c += f" ({s['vs_pyboy']:.1f}x)"
                     if s["always_draws"]:
                         c += " [draws]"
+                    dmg = idx.get((e, rom, pattern, sound, "off"))
+                    if cgb != "off" and dmg is not None and s.get("cgb_model"):
+                        c += f" [{s['fps'] / dmg['fps']:.2f} of DMG]"
                     cells.append(c)
                 if all(c == "-" for c in cells):
                     continue
-                lines.append(f"| {label} | {pattern} | {sound} | " + " | ".join(cells) + " |")
+                lines.append(f"| {label} | {pattern} | {sound} | {cgb} | " + " | ".join(cells) + " |")
     if result.get("skipped"):
         lines.append("")
         for e, why in result["skipped"].items():
@@ -544,15 +572,19 @@ def _cmd(args: argparse.Namespace) -> int:
     for x in sounds:
         if x not in SOUNDS:
             raise UsageError(f"unknown sound mode {x!r}; expected some of {','.join(SOUNDS)}")
-    if not engines or not patterns or not sounds:
-        raise UsageError("--engines, --patterns and --sound must each name at least one")
+    cgbs = _split(args.cgb)
+    for x in cgbs:
+        if x not in CGB_CHOICES:
+            raise UsageError(f"unknown --cgb choice {x!r}; expected some of {','.join(CGB_CHOICES)}")
+    if not engines or not patterns or not sounds or not cgbs:
+        raise UsageError("--engines, --patterns, --sound and --cgb must each name at least one")
     roms = _split(args.roms) if args.roms else ([] if args.suite else list(DEFAULT_ROMS))
     if args.suite == "real":
         roms += [r for r in real_games_suite() if r not in roms]
     if not roms:
         raise UsageError("no ROMs (give --roms or --suite real)")
     try:
-        result = compare(roms, engines, patterns, args.frames, args.repeat, args.timeout, sounds=sounds)
+        result = compare(roms, engines, patterns, args.frames, args.repeat, args.timeout, sounds=sounds, cgbs=cgbs)
     except FileNotFoundError as e:
         raise UsageError(str(e)) from None
     table = format_table(result)
@@ -580,6 +612,10 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    help="comma-separated, of %(default)s: every frame drawn, one in 24, or none")
     p.add_argument("--sound", default=",".join(SOUNDS),
                    help="comma-separated, of %(default)s: PyBoy's default sound_emulated=True, or False (both engines)")
+    p.add_argument("--cgb", default="auto",
+                   help="comma-separated, of auto,off,on: the hardware (cgb=None: as the header says, as PyBoy "
+                        "chooses; False: DMG; True: Game Boy Color), e.g. off,on to compare DMG with CGB mode "
+                        "on the same ROM (emurust and PyBoy only)")
     p.add_argument("--frames", type=int, default=3000, help="timed frames per run")
     p.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is reported)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per worker before it is abandoned")
@@ -607,8 +643,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         ap.add_argument("--cpu", type=int)
         ap.add_argument("--sound", choices=SOUNDS, default="on")
         ap.add_argument("--state", default="")
+        ap.add_argument("--cgb", choices=tuple(CGB_CHOICES), default="auto")
         a = ap.parse_args(argv)
-        print(json.dumps(worker(a.engine, a.rom, a.pattern, a.frames, a.cpu, a.sound, a.state)), flush=True)
+        print(json.dumps(worker(a.engine, a.rom, a.pattern, a.frames, a.cpu, a.sound, a.state, a.cgb)), flush=True)
         return 0
     ap = argparse.ArgumentParser(prog="emurust bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_arguments(ap)

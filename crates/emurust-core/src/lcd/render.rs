@@ -56,7 +56,7 @@ static SPREAD: [u64; 256] = {
 /// `values[c]` for a colour index or shade `c` (0-3), without a table look-up: compares
 /// and masks only, which vectorise over a whole line.
 #[inline(always)]
-fn select4(c: u8, values: [u8; 4]) -> u8 {
+pub(super) fn select4(c: u8, values: [u8; 4]) -> u8 {
     let mask = |k: u8| ((c == k) as u8).wrapping_neg();
     (values[0] & mask(0)) | (values[1] & mask(1)) | (values[2] & mask(2)) | (values[3] & mask(3))
 }
@@ -115,7 +115,7 @@ fn shades16_to_rgba(src: &[u8; 16], dst: &mut [u8; 64]) {
 }
 
 /// One byte per pixel, the low bit of each byte.
-const LANE_LSB: u64 = 0x0101_0101_0101_0101;
+pub(super) const LANE_LSB: u64 = 0x0101_0101_0101_0101;
 
 /// Draw 8 object pixels over 8 shades (one per byte): `colours` are the object's colour
 /// indices, `palette` its OBP; colour 0 is transparent, and with `behind_bg` (the
@@ -295,9 +295,17 @@ impl Lcd {
     }
 
     pub(super) fn draw_line(&mut self, ly: u8) {
+        if self.draw_line_shades(ly) {
+            self.shades_to_rgba(ly as usize * SCREEN_W);
+        }
+    }
+
+    /// The shades (and background colour-0 flags) of line `ly`, objects included when LCDC.1
+    /// is set; false when there is no such line.
+    pub(super) fn draw_line_shades(&mut self, ly: u8) -> bool {
         let y = ly as usize;
         if y >= SCREEN_H {
-            return;
+            return false;
         }
         let lcdc = self.lcdc;
         // Colour indices of the line; screen pixel x is at `buf[PAD + x]`.
@@ -354,7 +362,7 @@ impl Lcd {
             self.shades.get_mut(row..row + SCREEN_W),
             self.bg_zero.get_mut(row..row + SCREEN_W),
         ) else {
-            return;
+            return false;
         };
         if blank {
             shades.fill(self.bgp & 3);
@@ -371,7 +379,7 @@ impl Lcd {
         if lcdc & 0x02 != 0 {
             self.draw_objects(ly);
         }
-        self.shades_to_rgba(row);
+        true
     }
 
     /// Write the RGBA pixels of the screen row starting at pixel `row` from its shades.
