@@ -170,7 +170,7 @@ impl Lcd {
                 colours = colours.swap_bytes();
             }
             let tag = ((attr & 7) << 2) | if attr & 0x80 != 0 { SLOT_PRIORITY } else { 0 };
-            let word = colours | tag as u64 * LANE_LSB;
+            let word = colours | (tag as u64 * LANE_LSB);
             slots[at..at + 8].copy_from_slice(&word.to_le_bytes());
             at += 8;
             col += 1;
