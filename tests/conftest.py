@@ -13,6 +13,10 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # The SM83 vectors: the repository's copy, or the directory SM83_VECTORS names.
 VECTORS = pathlib.Path(os.environ.get("SM83_VECTORS") or ROOT / "tests" / "data" / "sm83")
 LONG = os.environ.get("EMURUST_LONG") == "1"
+#: Rollouts in the default suite compare memory, registers, I/O, the screen and sound at every
+#: frame, and CPU cycles since power-on and STAT (which need PyBoy's save state, ~5x the cost of
+#: the rest) every STATE_EVERY frames. Tests that need them every frame pass state_every=1.
+STATE_EVERY = 10
 
 
 def make_rom(cart_type=0x00, rom_banks=2, ram_code=0x00, title=b"TEST", program=b"\x18\xfe"):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import emurust
-from conftest import LONG, ROOT, make_rom
+from conftest import LONG, ROOT, make_rom, STATE_EVERY
 from emurust.rom_header import with_checksums
 from emurust.verify.compare import make_pyboy, pyboy_boot_rom_path
 from emurust.verify.rollout import rollout
@@ -95,7 +95,7 @@ def test_banks_through_the_registers_and_banked_reads():
 
 def test_cgb_test_rom_with_random_buttons():
     frames = 10_000 if LONG else 1200
-    r = rollout(str(CGB_ROM), frames, seed=3)
+    r = rollout(str(CGB_ROM), frames, seed=3, state_every=STATE_EVERY)
     assert r.divergence is None, str(r.divergence)
     assert r.frames_identical == frames
     assert r.serial_emurust.rstrip().endswith(b"PASSED"), r.serial_emurust[-200:]
@@ -111,24 +111,24 @@ def test_cgb_test_rom_with_random_buttons():
     ],
 )
 def test_community_cgb_roms(rel, frames):
-    r = rollout(dev_rom(rel), 10_000 if LONG else frames, seed=5)
+    r = rollout(dev_rom(rel), 10_000 if LONG else frames, seed=5, state_every=STATE_EVERY)
     assert r.divergence is None, str(r.divergence)
 
 
 def test_dmg_game_on_cgb_hardware():
-    r = rollout(str(DMG_GAME), 1500, seed=2, cgb=True)
+    r = rollout(str(DMG_GAME), 1500, seed=2, cgb=True, state_every=STATE_EVERY)
     assert r.divergence is None, str(r.divergence)
 
 
 def test_cgb_game_forced_to_dmg():
-    r = rollout(str(CGB_ROM), 300, seed=2, cgb=False)
+    r = rollout(str(CGB_ROM), 300, seed=2, cgb=False, state_every=STATE_EVERY)
     assert r.divergence is None, str(r.divergence)
 
 
 @pytest.mark.parametrize("rom,cgb", [(CGB_ROM, None), (DMG_GAME, True)], ids=["cgb-rom", "dmg-game-on-cgb"])
 def test_post_boot_state_matches_pyboy(rom, cgb):
     # Without a boot ROM emurust starts where PyBoy's CGB boot ROM leaves the machine.
-    r = rollout(str(rom), 600, seed=4, boot_rom=False, cgb=cgb)
+    r = rollout(str(rom), 600, seed=4, boot_rom=False, cgb=cgb, state_every=STATE_EVERY)
     assert r.divergence is None, str(r.divergence)
 
 
@@ -222,7 +222,7 @@ def test_pyboy_state_from_pyboy_continues_identically(rom, cgb):
         pb.save_state(buf)
     finally:
         pb.stop(save=False)
-    r = rollout(str(rom), 300, seed=6, start_state=buf.getvalue(), cgb=cgb)
+    r = rollout(str(rom), 300, seed=6, start_state=buf.getvalue(), cgb=cgb, state_every=STATE_EVERY)
     assert r.divergence is None, str(r.divergence)
 
 
@@ -240,5 +240,5 @@ def test_pyboy_state_exported_by_emurust_loads_in_pyboy(rom, cgb):
         pb.stop(save=False)
     # PyBoy writes back exactly what it loaded, and both continue identically from it.
     assert again.getvalue() == exported
-    r = rollout(str(rom), 300, seed=8, start_state=exported, cgb=cgb)
+    r = rollout(str(rom), 300, seed=8, start_state=exported, cgb=cgb, state_every=STATE_EVERY)
     assert r.divergence is None, str(r.divergence)

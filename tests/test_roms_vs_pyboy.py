@@ -6,7 +6,7 @@ HRAM, IE, cartridge RAM, the screen, and the serial output so far.
 
 import pytest
 
-from conftest import LONG, ROOT
+from conftest import LONG, ROOT, STATE_EVERY
 from emurust.verify.rollout import rollout
 
 TEST_ROMS = sorted(p for p in (ROOT / "roms").glob("*.gb"))
@@ -23,18 +23,27 @@ def test_corpus_present():
 @pytest.mark.parametrize("rom", TEST_ROMS, ids=lambda p: p.stem)
 def test_test_rom_identical_to_pyboy(rom):
     frames = 10_000 if LONG else 600
-    r = rollout(str(rom), frames, render_every=1 if not LONG else 3, state_every=1 if not LONG else 20)
+    r = rollout(str(rom), frames, render_every=1 if not LONG else 3, state_every=STATE_EVERY if not LONG else 20)
     assert r.divergence is None, str(r.divergence)
     assert r.frames_identical == frames
     if rom.stem != "bench":
         assert r.serial_emurust.rstrip().endswith(b"PASSED"), r.serial_emurust[-200:]
 
 
+@pytest.mark.parametrize("name,cgb", [("lcd_timing", False), ("timer", False), ("cgb", None)])
+def test_cycles_and_stat_every_frame(name, cgb):
+    """The rest of the suite checks CPU cycles and STAT every STATE_EVERY frames; here every frame."""
+    frames = 300
+    r = rollout(str(ROOT / "roms" / f"{name}.gb"), frames, seed=1, state_every=1, cgb=cgb)
+    assert r.divergence is None, str(r.divergence)
+    assert r.frames_identical == frames
+
+
 @pytest.mark.parametrize("rom", GAMES, ids=lambda p: p.stem)
 @pytest.mark.parametrize("seed", [1, 2])
 def test_game_identical_to_pyboy_with_random_buttons(rom, seed):
     frames = 10_000 if LONG else 1500
-    r = rollout(str(rom), frames, seed=seed, render_every=1 if not LONG else 3, state_every=1 if not LONG else 20)
+    r = rollout(str(rom), frames, seed=seed, render_every=1 if not LONG else 3, state_every=STATE_EVERY if not LONG else 20)
     assert r.divergence is None, str(r.divergence)
     assert r.frames_identical == frames
 
@@ -47,7 +56,7 @@ INPUT_ROMS = ["scenes", "io_sweep", "lcd_onoff"]
 @pytest.mark.parametrize("seed", [1, 2])
 def test_lcd_and_io_roms_identical_to_pyboy_with_random_buttons(name, seed):
     frames = 10_000 if LONG else 1500
-    r = rollout(str(ROOT / "roms" / f"{name}.gb"), frames, seed=seed, render_every=1 if not LONG else 3, state_every=1 if not LONG else 20)
+    r = rollout(str(ROOT / "roms" / f"{name}.gb"), frames, seed=seed, render_every=1 if not LONG else 3, state_every=STATE_EVERY if not LONG else 20)
     assert r.divergence is None, str(r.divergence)
     assert r.frames_identical == frames
 
@@ -101,5 +110,5 @@ def test_a_divergence_is_caught_and_reported():
 @pytest.mark.parametrize("rom", GAMES, ids=lambda p: p.stem)
 def test_random_patterns_of_drawn_and_skipped_frames(rom):
     """tick(n, render) in random batches: PyBoy carries renderer state across skipped frames."""
-    r = rollout(str(rom), 800, seed=7, tick_pattern_seed=11)
+    r = rollout(str(rom), 800, seed=7, tick_pattern_seed=11, state_every=STATE_EVERY)
     assert r.divergence is None, str(r.divergence)

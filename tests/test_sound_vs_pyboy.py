@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import emurust
-from conftest import LONG, ROOT
+from conftest import LONG, ROOT, STATE_EVERY
 from emurust.verify.compare import make_pyboy
 from emurust.verify.rollout import BOOT_FRAMES, rollout
 
@@ -53,7 +53,7 @@ def roms_dev(*parts) -> str:
 @pytest.mark.parametrize("rom", ["roms/music.gb", "roms/timer.gb", "roms/lcd_timing.gb"])
 def test_rom_in_other_sound_modes(rom, mode):
     frames = 3000 if LONG else 600
-    r = rollout(str(ROOT / rom), frames, state_every=1 if not LONG else 20, **sound_kwargs(mode))
+    r = rollout(str(ROOT / rom), frames, state_every=STATE_EVERY if not LONG else 20, **sound_kwargs(mode))
     assert r.divergence is None, str(r.divergence)
     assert r.frames_identical == frames
     serial = r.serial_emurust.rstrip()
@@ -68,7 +68,7 @@ def test_rom_in_other_sound_modes(rom, mode):
 @pytest.mark.parametrize("game", ["dodge", "runner"])
 def test_game_in_other_sound_modes(game, mode):
     frames = 3000 if LONG else 800
-    r = rollout(str(ROOT / "games" / f"{game}.gb"), frames, seed=3, state_every=1 if not LONG else 20, **sound_kwargs(mode))
+    r = rollout(str(ROOT / "games" / f"{game}.gb"), frames, seed=3, state_every=STATE_EVERY if not LONG else 20, **sound_kwargs(mode))
     assert r.divergence is None, str(r.divergence)
 
 
@@ -190,7 +190,7 @@ def test_music_rom_at_another_rate_sees_other_wave_ram_hits():
 def test_shock_lobster(seed, mode):
     frames = 3000 if LONG else 1000
     rom = roms_dev("games", "shock-lobster.gb")
-    r = rollout(rom, frames, seed=seed, render_every=1 if not LONG else 3, state_every=1 if not LONG else 20, **sound_kwargs(mode))
+    r = rollout(rom, frames, seed=seed, render_every=1 if not LONG else 3, state_every=STATE_EVERY if not LONG else 20, **sound_kwargs(mode))
     assert r.divergence is None, str(r.divergence)
     assert r.frames_identical == frames
 
@@ -238,6 +238,6 @@ def test_samesuite_apu_rollout(rom):
     frames = 3000 if LONG else 400
     for seed in [1, 2] if LONG else [1]:
         # DMG hardware on both sides, whatever the cartridge header asks for (PyBoy's cgb=False).
-        r = rollout(rom, frames, seed=seed, render_every=1 if not LONG else 3, state_every=1 if not LONG else 30,
+        r = rollout(rom, frames, seed=seed, render_every=1 if not LONG else 3, state_every=STATE_EVERY if not LONG else 30,
                     cgb=False)
         assert r.divergence is None, str(r.divergence)
