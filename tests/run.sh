@@ -33,12 +33,13 @@ echo "== lints: ruff (Python errors: pyproject.toml [tool.ruff])"
 python3 -m ruff check python tests benches tools examples
 
 # Debug build: overflow checks on, so arithmetic that would wrap silently in release fails here.
-echo "== cargo tests, debug build (whole workspace, SM83 vectors included)"
+echo "== ($SECONDS s so far) cargo tests, debug build (whole workspace, SM83 vectors included)"
 cargo test -q --workspace 2>&1 | tail -n 40
 
-echo "== cargo tests, release build (the core as it ships)"
+echo "== ($SECONDS s so far) cargo tests, release build (the core as it ships)"
 cargo test -q --release -p emurust-core 2>&1 | tail -n 40
 
-echo "== pytest"
+echo "== ($SECONDS s so far) pytest"
 if [ "${1:-}" = "--long" ]; then export EMURUST_LONG=1; fi
 python3 -m pytest -q tests
+echo "== all tests passed in $SECONDS s"
