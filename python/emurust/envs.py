@@ -102,7 +102,7 @@ class _Closed:
         raise RuntimeError("this emurust environment is closed")
 
 
-_CLOSED = _Closed()
+_CLOSED: Any = _Closed()  # typed Any: it stands in for a BatchDriver and a Batch
 
 
 class BatchDriver:
@@ -346,7 +346,7 @@ class GameBoyVectorEnv(VectorEnv):
         self.driver = self.batch = _CLOSED
 
     def reset(self, *, seed: Any = None, options: Optional[dict] = None):
-        super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
+        super().reset(seed=int(seed) if isinstance(seed, (int, np.integer)) else None)
         mask = reset_mask_option(options, self.num_envs, self._needs_reset)
         if seed is not None or self._needs_reset:
             if mask is not None and isinstance(seed, (int, np.integer)):
@@ -376,7 +376,7 @@ class GameBoyVectorEnv(VectorEnv):
         if mode == AutoresetMode.SAME_STEP and done.any():
             final_obs = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(done):
-                final_obs[i] = self.driver.obs_of(i)
+                final_obs[i] = self.driver.obs_of(int(i))
             infos["final_obs"] = final_obs
             infos["_final_obs"] = done.copy()
             infos["final_info"] = {}

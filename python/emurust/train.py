@@ -152,7 +152,7 @@ def make_venv(cfg: dict, num_envs: int, *, num_threads: Optional[int] = None, fr
                                                     else last[cfg["obs"]])
             return self._convert(raw), rewards, dones, infos
 
-    env = _TaskObs(venv)
+    env: Any = _TaskObs(venv)
     if cfg["frame_stack"] > 1:
         env = VecFrameStack(env, cfg["frame_stack"])
     return env
@@ -331,7 +331,7 @@ def _small_cnn():
     return SmallCNN
 
 
-def _atomic_write(path: pathlib.Path, write: Callable[[str], None], suffix: str = "") -> None:
+def _atomic_write(path: pathlib.Path, write: Callable[[str], object], suffix: str = "") -> None:
     """Create `path` through `write(temporary path)` and a rename: an interruption (Ctrl-C,
     a full disk) leaves either the whole file or none, never half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -393,7 +393,7 @@ def train(args: argparse.Namespace) -> dict:
         torch.set_num_threads(args.torch_threads)
     cfg = task_config(args)
     run_dir = _run_dir(args.logdir, args.game, args.seed)
-    env = VecMonitor(make_venv(cfg, args.envs, num_threads=args.threads))  # episode returns before any scaling
+    env: Any = VecMonitor(make_venv(cfg, args.envs, num_threads=args.threads))  # episode returns before any scaling
     if not args.no_norm_reward:
         env = VecNormalize(env, norm_obs=False, norm_reward=True, gamma=args.gamma)
 
