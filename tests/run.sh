@@ -31,6 +31,8 @@ cargo fmt --all -- --check
 cargo clippy -q --workspace --all-targets -- -D warnings
 echo "== lints: ruff (Python errors: pyproject.toml [tool.ruff])"
 python3 -m ruff check python tests benches tools examples
+echo "== types: mypy (pyproject.toml [tool.mypy])"
+python3 -m mypy python/emurust
 
 # Debug build: overflow checks on, so arithmetic that would wrap silently in release fails here.
 echo "== ($SECONDS s so far) cargo tests, debug build (whole workspace, SM83 vectors included)"

@@ -244,3 +244,24 @@ def test_close_frees_the_batch_and_later_calls_raise():
         with pytest.raises(RuntimeError, match="closed"):
             env.reset(seed=0)
         env.close()
+
+
+def test_reset_mask_option_checks():
+    from emurust.envs import reset_mask_option
+
+    assert reset_mask_option(None, 3, True) is None
+    assert reset_mask_option({}, 3, False) is None
+    m = np.array([True, False, True])
+    assert reset_mask_option({"reset_mask": m}, 3, False) is m
+    with pytest.raises(ValueError, match="unknown reset options"):
+        reset_mask_option({"reset_mask": m, "seed": 1}, 3, False)
+    with pytest.raises(TypeError, match="numpy array, got list"):
+        reset_mask_option({"reset_mask": [True, False, True]}, 3, False)
+    with pytest.raises(ValueError, match=r"shape \(3,\), got int64 \(3,\)"):
+        reset_mask_option({"reset_mask": np.ones(3, np.int64)}, 3, False)
+    with pytest.raises(ValueError, match="shape"):
+        reset_mask_option({"reset_mask": np.ones(4, bool)}, 3, False)
+    with pytest.raises(ValueError, match="at least one True"):
+        reset_mask_option({"reset_mask": np.zeros(3, bool)}, 3, False)
+    with pytest.raises(RuntimeError, match="without a mask first"):
+        reset_mask_option({"reset_mask": m}, 3, True)

@@ -120,6 +120,15 @@ def test_gymnasium_identical_to_local_batch(mode, obs):
                     assert _eq(r1[4]["final_obs"][i], r2[4]["final_obs"][i])
             dones += int((r1[2] | r1[3]).sum())
         assert dones > 0
+        # Bad reset options are refused alike (one shared check, envs.reset_mask_option).
+        for bad, exc in (({"reset_mask": np.zeros(4, bool)}, ValueError), ({"reset_mask": [True] * 4}, TypeError),
+                         ({"reset_mask": np.ones(3, bool)}, ValueError), ({"mask": None}, ValueError)):
+            errors = []
+            for env in (local, remote):
+                with pytest.raises(exc) as e:
+                    env.reset(options=bad)
+                errors.append(str(e.value))
+            assert errors[0] == errors[1]
         # A masked reset with a seed reseeds only the masked environments.
         mask = np.array([False, True, True, True])
         o1, _ = local.reset(seed=9, options={"reset_mask": mask})

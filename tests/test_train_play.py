@@ -211,3 +211,66 @@ def test_dodge_features_and_score():
     assert np.count_nonzero(near) == 2 and np.count_nonzero(speed) == 2
     assert not f[1, 5:].any()  # no rocks
     np.testing.assert_allclose(f[:, :5], [[-0.1, 1.0, 0, 0, 0]] * 2)
+
+
+def test_ctrl_c_while_training_exits_fast_with_one_line_and_no_half_files(tmp_path):
+    """SIGINT inside PPO's learning loop: exit status 130 within 2 s, one line on stderr, no
+    traceback, and no model (or any other output) half-written in the run directory."""
+    import signal
+    import time
+
+    args = ["--steps", "1000000", "--envs", "4", "--n-steps", "64", "--batch-size", "64", "--epochs", "1",
+            "--eval-episodes", "2", "--threads", "1", "--logdir", str(tmp_path / "runs"),
+            "--save", str(tmp_path / "out" / "model.zip")]
+    proc = subprocess.Popen([sys.executable, "-u", "-m", "emurust", "train", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        first = proc.stdout.readline()  # printed once the model is built, right before learn()
+        assert first.startswith("training PPO"), first + proc.stderr.read()
+        time.sleep(3)  # well inside the learning loop (1M steps take far longer)
+        assert proc.poll() is None, proc.stderr.read()
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+        elapsed = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert elapsed < 2.0, f"took {elapsed:.2f} s to exit after SIGINT"
+    assert err.strip() == "emurust train: interrupted", err
+    assert "Traceback" not in out + err
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    (run,) = (tmp_path / "runs").iterdir()
+    left = sorted(p.name for p in run.iterdir())
+    assert all(name.startswith("events.out.tfevents.") for name in left), left  # only the TensorBoard log
+
+
+def test_interrupted_save_leaves_no_file(tmp_path):
+    """The atomic write behind model.zip/task.json/eval.json: a KeyboardInterrupt in the middle
+    of writing leaves neither the target nor the temporary file; a finished one replaces it."""
+    from emurust.train import _atomic_write
+
+    target = tmp_path / "model.zip"
+
+    def half(tmp):
+        pathlib.Path(tmp).write_bytes(b"PK\x03\x04 half a zip")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _atomic_write(target, half, suffix=".zip")
+    assert list(tmp_path.iterdir()) == []
+    target.write_bytes(b"old")
+    with pytest.raises(KeyboardInterrupt):
+        _atomic_write(target, half, suffix=".zip")
+    assert [p.name for p in tmp_path.iterdir()] == ["model.zip"] and target.read_bytes() == b"old"
+    _atomic_write(target, lambda tmp: pathlib.Path(tmp).write_bytes(b"new"), suffix=".zip")
+    assert [p.name for p in tmp_path.iterdir()] == ["model.zip"] and target.read_bytes() == b"new"
+    assert target.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    m = os.umask(0)
+    os.umask(m)
+    return m

@@ -122,6 +122,7 @@ def pyboy_boot_rom() -> bytes:
     import importlib.util
 
     spec = importlib.util.find_spec("pyboy")
+    assert spec is not None and spec.origin is not None  # it was imported just above
     path = os.path.join(os.path.dirname(spec.origin), "core", "bootrom_dmg.bin")
     with open(path, "rb") as f:
         return f.read()

@@ -1,7 +1,7 @@
 """Type stubs of the Rust extension module ``emurust._core``."""
 
 from os import PathLike
-from typing import Any, Optional, Union, overload
+from typing import Any, Optional, Sequence, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -177,9 +177,9 @@ class Batch:
         obs: Optional[Union[str, list[str]]] = None,
         ram: Optional[list[tuple[int, int]]] = None,
         # (addr, type, weight, delta) or a dict as emurust.rewards.parse_reward writes them
-        reward: Optional[list[Union[tuple[int, str, float, bool], dict[str, Any]]]] = None,
+        reward: Optional[Sequence[Union[tuple[int, str, float, bool], dict[str, Any]]]] = None,
         # (addr, type, op, value), or (addr, type, op, value, group): all of a group must hold
-        terminate: Optional[list[Union[tuple[int, str, str, float], tuple[int, str, str, float, int]]]] = None,
+        terminate: Optional[Sequence[Union[tuple[int, str, str, float], tuple[int, str, str, float, int]]]] = None,
         max_episode_steps: int = 0,
         noop_max: int = 0,
         reset_script: Optional[list[tuple[_Action, int]]] = None,

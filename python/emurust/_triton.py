@@ -17,5 +17,5 @@ def keep_triton_unloaded() -> bool:
     Returns True if it is now blocked."""
     if os.environ.get("EMURUST_ALLOW_TRITON") == "1" or "triton" in sys.modules:
         return sys.modules.get("triton", 0) is None
-    sys.modules["triton"] = None  # import triton -> ImportError, which PyTorch handles
+    sys.modules["triton"] = None  # type: ignore[assignment]  # import triton -> ImportError, which PyTorch handles
     return True

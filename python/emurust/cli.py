@@ -181,19 +181,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    from ._triton import keep_triton_unloaded
+_interrupted = False
 
-    keep_triton_unloaded()  # this process trains without compiled kernels (see _triton)
+
+def main(argv: list[str] | None = None) -> int:
+    global _interrupted
+    command = "emurust"
     try:
+        args = build_parser().parse_args(argv)
+        command = f"emurust {args.command}"
+        from ._triton import keep_triton_unloaded
+
+        keep_triton_unloaded()  # this process trains without compiled kernels (see _triton)
         return args.func(args)
     except UsageError as e:
         print(f"emurust: error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        # Ctrl-C: one line, no traceback, the shell's status for SIGINT. Files are written
+        # whole or not at all (see train._atomic_write), so nothing is left half-written.
+        _interrupted = True
+        print(f"{command}: interrupted", file=sys.stderr, flush=True)
         return 130
 
 
+def console() -> None:
+    """The `emurust` command (and `python -m emurust`): `main()`, then exit with its status.
+    After Ctrl-C the process ends right away: the exit handlers run (logs are flushed), but
+    not the interpreter's teardown, which takes seconds once PyTorch is loaded."""
+    rc = main()
+    if _interrupted:
+        import atexit
+
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(rc)
+    sys.exit(rc)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

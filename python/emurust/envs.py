@@ -102,7 +102,7 @@ class _Closed:
         raise RuntimeError("this emurust environment is closed")
 
 
-_CLOSED = _Closed()
+_CLOSED: Any = _Closed()  # typed Any: it stands in for a BatchDriver and a Batch
 
 
 class BatchDriver:
@@ -280,6 +280,31 @@ def _driver_kwargs(game: Optional[str], kwargs: dict) -> dict:
     return kwargs
 
 
+def reset_mask_option(options: Optional[dict], num_envs: int, needs_reset: bool) -> Optional[np.ndarray]:
+    """The checked ``reset_mask`` of a vector environment's ``reset(options=...)`` (gymnasium's
+    option for resetting some environments only), or None without one. Shared by
+    :class:`GameBoyVectorEnv` and ``emurust.ray.RayVectorEnv``: any other option is a
+    ValueError; the mask must be a NumPy bool array of shape ``(num_envs,)`` (TypeError for
+    another type, ValueError for another shape or dtype) with at least one True; a masked
+    reset before the first full one (``needs_reset``) is a RuntimeError."""
+    options = dict(options or {})
+    mask = options.pop("reset_mask", None)
+    if options:
+        raise ValueError(f"unknown reset options {sorted(map(str, options))}; only 'reset_mask' is supported")
+    if mask is None:
+        return None
+    if not isinstance(mask, np.ndarray):
+        raise TypeError(f"options['reset_mask'] must be a numpy array, got {type(mask).__name__}")
+    if mask.shape != (num_envs,) or mask.dtype != np.bool_:
+        raise ValueError(f"options['reset_mask'] must be a bool array of shape ({num_envs},), "
+                         f"got {mask.dtype} {mask.shape}")
+    if not mask.any():
+        raise ValueError("options['reset_mask'] must contain at least one True value")
+    if needs_reset:
+        raise RuntimeError("call reset() without a mask first")
+    return mask
+
+
 class GameBoyVectorEnv(VectorEnv):
     """N Game Boys of one ROM as a Gymnasium vector environment (see the module docs)."""
 
@@ -321,20 +346,8 @@ class GameBoyVectorEnv(VectorEnv):
         self.driver = self.batch = _CLOSED
 
     def reset(self, *, seed: Any = None, options: Optional[dict] = None):
-        super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
-        options = dict(options or {})
-        mask = options.pop("reset_mask", None)
-        if options:
-            raise ValueError(f"unknown reset options {sorted(options)}; only 'reset_mask' is supported")
-        if mask is not None:
-            if not isinstance(mask, np.ndarray):
-                raise TypeError(f"options['reset_mask'] must be a numpy array, got {type(mask).__name__}")
-            if mask.shape != (self.num_envs,) or mask.dtype != np.bool_:
-                raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},)")
-            if not mask.any():
-                raise ValueError("options['reset_mask'] must contain at least one True value")
-            if self._needs_reset:
-                raise RuntimeError("call reset() without a mask first")
+        super().reset(seed=int(seed) if isinstance(seed, (int, np.integer)) else None)
+        mask = reset_mask_option(options, self.num_envs, self._needs_reset)
         if seed is not None or self._needs_reset:
             if mask is not None and isinstance(seed, (int, np.integer)):
                 seed = [int(seed) + i if m else None for i, m in enumerate(mask)]
@@ -363,7 +376,7 @@ class GameBoyVectorEnv(VectorEnv):
         if mode == AutoresetMode.SAME_STEP and done.any():
             final_obs = np.full(self.num_envs, None, dtype=object)
             for i in np.flatnonzero(done):
-                final_obs[i] = self.driver.obs_of(i)
+                final_obs[i] = self.driver.obs_of(int(i))
             infos["final_obs"] = final_obs
             infos["_final_obs"] = done.copy()
             infos["final_info"] = {}

@@ -66,7 +66,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("emurust.ray needs Ray: pip install 'emurust[ray]'") from e
 
-from .envs import BatchDriver, _driver_kwargs
+from .envs import BatchDriver, _driver_kwargs, reset_mask_option
 
 __all__ = [
     "ActorGroupConfig",
@@ -777,18 +777,8 @@ def _make_ray_vector_env_class():
 
         def reset(self, *, seed: Any = None, options: Optional[dict] = None):
             super().reset(seed=seed if isinstance(seed, (int, np.integer)) else None)
-            options = dict(options or {})
-            mask = options.pop("reset_mask", None)
-            if options:
-                raise ValueError(f"unknown reset options {sorted(options)}; only 'reset_mask' is supported")
             n = self.num_envs
-            if mask is not None:
-                if not isinstance(mask, np.ndarray) or mask.shape != (n,) or mask.dtype != np.bool_:
-                    raise ValueError(f"options['reset_mask'] must be a bool array of shape ({n},)")
-                if not mask.any():
-                    raise ValueError("options['reset_mask'] must contain at least one True value")
-                if self._needs_reset:
-                    raise RuntimeError("call reset() without a mask first")
+            mask = reset_mask_option(options, n, self._needs_reset)
             seeds = None
             if seed is not None or self._needs_reset:
                 if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):

@@ -55,6 +55,7 @@ its rewards are added to the spec's, its terminations or-ed with the spec's.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
@@ -203,15 +204,15 @@ def _check_int(v: Any, what: str, name: str, lo: int, hi: int) -> int:
 def _check_delta(d: Any, what: str) -> str:
     if isinstance(d, bool):
         return "change" if d else "none"
-    if d not in DELTAS:
+    if not isinstance(d, str) or d not in DELTAS:
         raise ValueError(f"{what}: unknown delta {d!r}; expected False, True or one of {DELTAS}")
     return d
 
 
 def _from_mapping(m: Mapping[str, Any], keys: Sequence[str], what: str, required: str = "addr") -> dict:
-    unknown = set(m) - set(keys)
+    unknown = [k for k in m if k not in keys]
     if unknown:
-        raise ValueError(f"{what}: unknown keys {sorted(unknown)}; expected {list(keys)}")
+        raise ValueError(f"{what}: unknown keys {sorted(map(repr, unknown))}; expected {list(keys)}")
     if required not in m:
         raise ValueError(f"{what}: {required!r} is required")
     return dict(m)
@@ -219,7 +220,7 @@ def _from_mapping(m: Mapping[str, Any], keys: Sequence[str], what: str, required
 
 def _term_from_mapping(m: Mapping[str, Any], what: str) -> Any:
     kind = m.get("kind", "value")
-    cls = _TERM_KINDS.get(kind)
+    cls = _TERM_KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ValueError(f"{what}: unknown term kind {kind!r}; expected one of {list(_TERM_KINDS)}")
     names = [f.name for f in fields(cls)]
@@ -231,16 +232,22 @@ def _term_spec(t: Any, what: str) -> dict:
     """The dict ``Batch(reward=...)`` takes for one checked term."""
     w = t.weight
     if isinstance(w, bool) or not isinstance(w, (int, float)):
-        raise TypeError(f"{what}: weight must be a number")
+        raise TypeError(f"{what}: weight must be a number, got {type(w).__name__}")
+    if not math.isfinite(w):
+        raise ValueError(f"{what}: weight must be finite, got {w}")
     spec: dict[str, Any] = {"weight": float(w), "delta": _check_delta(t.delta, what)}
     if isinstance(t, Term):
         spec.update(kind="value", addrs=[_check_addr(t.addr, what)], type=_check_type(t.type, what))
     elif isinstance(t, Sum):
         spec.update(kind="sum", addrs=_check_addrs(t.addrs, what), type=_check_type(t.type, what))
         if t.scales is not None:
+            if isinstance(t.scales, (str, bytes)) or not isinstance(t.scales, Iterable):
+                raise TypeError(f"{what}: scales must be a list of numbers, got {type(t.scales).__name__}")
             scales = list(t.scales)
             if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in scales):
                 raise TypeError(f"{what}: scales must be numbers")
+            if not all(math.isfinite(x) for x in scales):
+                raise ValueError(f"{what}: scales must be finite")
             if len(scales) != len(spec["addrs"]):
                 raise ValueError(f"{what}: {len(scales)} scales for {len(spec['addrs'])} addresses")
             spec["scales"] = [float(x) for x in scales]
@@ -293,10 +300,12 @@ def _condition(c: Any, what: str) -> tuple[int, str, str, float]:
         c = Condition(*c)
     elif not isinstance(c, Condition):
         raise TypeError(f"{what}: expected a Condition, All, dict or tuple, got {type(c).__name__}")
-    if c.op not in OPS:
+    if not isinstance(c.op, str) or c.op not in OPS:
         raise ValueError(f"{what}: unknown comparison {c.op!r}; expected one of {OPS}")
     if isinstance(c.value, bool) or not isinstance(c.value, (int, float)):
-        raise TypeError(f"{what}: value must be a number")
+        raise TypeError(f"{what}: value must be a number, got {type(c.value).__name__}")
+    if isinstance(c.value, float) and math.isnan(c.value):
+        raise ValueError(f"{what}: value must be a number, got NaN (no comparison with it ever holds)")
     return (_check_addr(c.addr, what), _check_type(c.type, what), c.op, float(c.value))
 
 

@@ -77,7 +77,7 @@ class EmurustVecEnv(VecEnv):
         self._closed = False
         self._subenvs = [_SubEnv(self, i) for i in range(num_envs)]
         super().__init__(num_envs, self.driver.single_observation_space, self.driver.single_action_space)
-        self.metadata["render_fps"] = 60 / self.batch.frame_skip
+        self.metadata["render_fps"] = 60 / self.batch.frame_skip  # type: ignore[assignment]
 
     def _live(self):
         if self._closed:
@@ -139,7 +139,7 @@ class EmurustVecEnv(VecEnv):
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if done.any():
             for i in np.flatnonzero(done):
-                infos[i]["terminal_observation"] = self.driver.obs_of(i)
+                infos[i]["terminal_observation"] = self.driver.obs_of(int(i))
                 infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
             self.driver.reset(done)
         return self.driver.obs(), rewards.astype(np.float32), done, infos
@@ -147,8 +147,8 @@ class EmurustVecEnv(VecEnv):
     def close(self) -> None:
         """Free the emulators (the batch and its buffers); any later call raises RuntimeError."""
         self._closed = True
-        self.batch = None
-        self.driver = None
+        self.batch = None  # type: ignore[assignment]  # closed: every use checks _closed first
+        self.driver = None  # type: ignore[assignment]
         self._actions = None
 
     def get_images(self) -> Sequence[Optional[np.ndarray]]:

@@ -28,6 +28,7 @@ import math
 import os
 import pathlib
 import sys
+import tempfile
 import time
 from typing import Any, Callable, Optional, Sequence
 
@@ -151,7 +152,7 @@ def make_venv(cfg: dict, num_envs: int, *, num_threads: Optional[int] = None, fr
                                                     else last[cfg["obs"]])
             return self._convert(raw), rewards, dones, infos
 
-    env = _TaskObs(venv)
+    env: Any = _TaskObs(venv)
     if cfg["frame_stack"] > 1:
         env = VecFrameStack(env, cfg["frame_stack"])
     return env
@@ -330,6 +331,30 @@ def _small_cnn():
     return SmallCNN
 
 
+def _atomic_write(path: pathlib.Path, write: Callable[[str], object], suffix: str = "") -> None:
+    """Create `path` through `write(temporary path)` and a rename: an interruption (Ctrl-C,
+    a full disk) leaves either the whole file or none, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial" + suffix)
+    os.close(fd)
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # as a plain open() would create it (mkstemp makes 0600)
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _write_text(path: pathlib.Path, text: str) -> None:
+    _atomic_write(path, lambda tmp: pathlib.Path(tmp).write_text(text))
+
+
 def _run_dir(logdir: str, game: str, seed: int) -> pathlib.Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = pathlib.Path(logdir) / f"{game}_ppo_seed{seed}_{stamp}"
@@ -368,7 +393,7 @@ def train(args: argparse.Namespace) -> dict:
         torch.set_num_threads(args.torch_threads)
     cfg = task_config(args)
     run_dir = _run_dir(args.logdir, args.game, args.seed)
-    env = VecMonitor(make_venv(cfg, args.envs, num_threads=args.threads))  # episode returns before any scaling
+    env: Any = VecMonitor(make_venv(cfg, args.envs, num_threads=args.threads))  # episode returns before any scaling
     if not args.no_norm_reward:
         env = VecNormalize(env, norm_obs=False, norm_reward=True, gamma=args.gamma)
 
@@ -433,10 +458,12 @@ def train(args: argparse.Namespace) -> dict:
     env.close()
 
     model_path = pathlib.Path(args.save) if args.save else run_dir / "model.zip"
-    model_path.parent.mkdir(parents=True, exist_ok=True)
-    model.save(str(model_path))
+    if model_path.suffix == "":
+        model_path = pathlib.Path(f"{model_path}.zip")  # where SB3's save would put it
+    # SB3 writes the zip in place; through a temporary name, Ctrl-C never leaves half a model.
+    _atomic_write(model_path, lambda tmp: model.save(tmp), suffix=".zip")
     task_path = model_path.parent / (model_path.stem + ".task.json") if args.save else run_dir / "task.json"
-    task_path.write_text(json.dumps(cfg, indent=1) + "\n")
+    _write_text(task_path, json.dumps(cfg, indent=1) + "\n")
 
     t1 = time.time()
     agent = _summary(evaluate(cfg, model, args.eval_episodes, num_threads=args.threads))
@@ -456,11 +483,14 @@ def train(args: argparse.Namespace) -> dict:
                  "ratio": round(agent["score_mean"] / random["score_mean"], 3) if random["score_mean"] else None},
         "curve": curve,
     }
-    (run_dir / "curve.json").write_text(json.dumps({k: result[k] for k in ("game", "seed", "steps", "envs", "seconds", "curve")}, indent=1) + "\n")
-    (run_dir / "eval.json").write_text(json.dumps({k: v for k, v in result.items() if k != "curve"}, indent=1) + "\n")
+    _write_text(run_dir / "curve.json", json.dumps({k: result[k] for k in ("game", "seed", "steps", "envs", "seconds", "curve")}, indent=1) + "\n")
+    _write_text(run_dir / "eval.json", json.dumps({k: v for k, v in result.items() if k != "curve"}, indent=1) + "\n")
     title = f"PPO on {args.game}, seed {args.seed}, {args.steps:,} steps ({seconds:.0f} s)"
     result["curve_png"] = str(run_dir / "curve.png")
-    result["curve_writer"] = write_curve_png(result["curve_png"], curve, agent, random, title)
+    writer: list[str] = []
+    _atomic_write(pathlib.Path(result["curve_png"]),
+                  lambda tmp: writer.append(write_curve_png(tmp, curve, agent, random, title)), suffix=".png")
+    result["curve_writer"] = writer[0]
     return result
 
 

@@ -33,14 +33,24 @@
 //! it is saved in PyBoy's states. That costs nothing per instruction and one branch per CPU
 //! slice.
 
-mod channels;
+mod ch1;
+mod ch2;
+mod ch3;
+mod ch4;
+mod common;
 pub mod pyboy_state;
 #[cfg(test)]
 mod tests;
 
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
-use channels::{Noise, Pulse, Sweep, Wave};
+// The channels, one module each (CH1 square with sweep, CH2 square, CH3 wave, CH4 noise),
+// and what they share; re-exported here for the rest of the APU.
+use ch1::{check_shadow, Sweep};
+use ch2::Pulse;
+use ch3::Wave;
+use ch4::Noise;
+use common::{check_count, Envelope, Length};
 
 /// T-cycles per second.
 const CLOCK_HZ: u64 = 4_194_304;
@@ -595,7 +605,7 @@ impl Apu {
         self.samples_len += 2;
     }
 
-    fn length_mut(&mut self, ch: usize) -> &mut channels::Length {
+    fn length_mut(&mut self, ch: usize) -> &mut Length {
         match ch {
             0 => &mut self.ch1.length,
             1 => &mut self.ch2.length,

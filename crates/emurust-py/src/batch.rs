@@ -33,7 +33,10 @@ use rayon::prelude::*;
 
 mod spec;
 
-use spec::{Cond, ObsKind, Op, Term, TermMemory, TermSpec, ValueType};
+use spec::{
+    visited_table_bytes, Cond, ObsKind, Op, Term, TermMemory, TermSpec, ValueType,
+    VISITED_MAX_TOTAL_BYTES,
+};
 
 use crate::{busy, load_bytes, options_from_py, to_py, StateError, SIGNAL_SLICE};
 
@@ -758,6 +761,18 @@ impl Batch {
                     .map_err(PyValueError::new_err)?,
             );
         }
+        let table_bytes: u64 = visited_capacities
+            .iter()
+            .map(|&c| visited_table_bytes(c))
+            .sum::<u64>()
+            .saturating_mul(n as u64);
+        if table_bytes > VISITED_MAX_TOTAL_BYTES {
+            return Err(PyValueError::new_err(format!(
+                "reward: the Visited tables of {n} environments would take {} MiB (16 bytes a key of capacity, per environment); at most {} MiB: lower capacity or num_envs",
+                table_bytes >> 20,
+                VISITED_MAX_TOTAL_BYTES >> 20
+            )));
+        }
         // (group, condition): a 4-tuple is a group of its own, a 5th item names a group.
         let mut grouped: Vec<(i64, usize, Cond)> = Vec::new();
         for (i, item) in terminate.unwrap_or_default().iter().enumerate() {
@@ -776,6 +791,11 @@ impl Batch {
                     })?;
                 (t.0, t.1, t.2, t.3, Some(t.4))
             };
+            if value.is_nan() {
+                return Err(PyValueError::new_err(format!(
+                    "{what}: value must be a number, got NaN (no comparison with it ever holds)"
+                )));
+            }
             let a = addr_u16(addr, &what)?;
             let ty = value_type(&ty, &what)?;
             check_span(a, ty.len(), &what)?;

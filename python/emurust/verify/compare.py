@@ -82,7 +82,7 @@ def pyboy_boot_rom_path(cgb: bool = False) -> str:
     import importlib.util
 
     spec = importlib.util.find_spec("pyboy")
-    if spec is None:
+    if spec is None or spec.origin is None:
         raise RuntimeError(f"PyBoy is not installed: pip install pyboy=={PYBOY_VERSION}")
     return os.path.join(os.path.dirname(spec.origin), "core", "bootrom_cgb.bin" if cgb else "bootrom_dmg.bin")
 

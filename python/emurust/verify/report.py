@@ -79,7 +79,8 @@ def parse_cargo_test(output: str) -> Optional[tuple[int, int, int]]:
     found = _CARGO_RESULT.findall(output)
     if not found:
         return None
-    return tuple(sum(int(f[i]) for f in found) for i in (1, 2, 3))
+    passed, failed, ignored = (sum(int(f[i]) for f in found) for i in (1, 2, 3))
+    return passed, failed, ignored
 
 
 def run_component_tests(enabled: bool = True, timeout: int = 1800) -> dict:

@@ -11,8 +11,9 @@
 //! Fields PyBoy does not save (the times of the last DIV edge write and power-off) take the
 //! values a freshly created PyBoy has: 0.
 
-use super::channels::{check_count, check_shadow, Envelope, Length, Noise, Pulse, Sweep, Wave};
-use super::{Apu, SoundOptions};
+use super::{
+    check_count, check_shadow, Apu, Envelope, Length, Noise, Pulse, SoundOptions, Sweep, Wave,
+};
 use crate::state::{StateReader, StateWriter};
 use crate::CoreError;
 

@@ -328,6 +328,16 @@ pub const VISITED_MAX_CAPACITY: usize = 1 << 24;
 /// Keys a visited set holds by default: a 256 KiB table per environment.
 pub const VISITED_DEFAULT_CAPACITY: usize = 1 << 14;
 
+/// The most memory the visited tables of one batch may take, all environments together: each
+/// table is allocated up front and cleared at every reset, so a capacity far beyond what the
+/// machine holds would end the process (out of memory) at the first episode end.
+pub const VISITED_MAX_TOTAL_BYTES: u64 = 4 << 30;
+
+/// Bytes of the table of a visited set of `capacity` keys (see [`VisitedSet::new`]).
+pub fn visited_table_bytes(capacity: usize) -> u64 {
+    (2 * capacity.max(1)).next_power_of_two() as u64 * 8
+}
+
 /// A fixed-size set of keys (open addressing, linear probing), allocated once: inserting never
 /// allocates. Once `capacity` keys are in, new keys are no longer counted (documented limit).
 #[derive(Clone, Debug)]
@@ -341,7 +351,7 @@ pub struct VisitedSet {
 
 impl VisitedSet {
     pub fn new(capacity: usize) -> VisitedSet {
-        let size = (2 * capacity.max(1)).next_power_of_two();
+        let size = (visited_table_bytes(capacity) / 8) as usize;
         VisitedSet {
             slots: vec![0u64; size].into_boxed_slice(),
             shift: 64 - size.trailing_zeros(),
