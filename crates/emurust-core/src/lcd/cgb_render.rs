@@ -181,18 +181,26 @@ fn slots_to_pixels_ssse3(
         let index: [__m128i; 4] = core::array::from_fn(|q| {
             _mm_adds_epu8(_mm_xor_si128(s, _mm_set1_epi8(16 * q as i8)), bias)
         });
+        // Whether any of the 16 pixels is an object's (slot bit 5, shifted to each byte's
+        // bit 7); most are not, and then the object tables are not looked in.
+        let objects = _mm_movemask_epi8(_mm_slli_epi16(s, 2)) != 0;
         let plane = |c: usize| {
             let t = &tables[c];
-            _mm_or_si128(
+            let bg = _mm_or_si128(
+                _mm_shuffle_epi8(t[0], index[0]),
+                _mm_shuffle_epi8(t[1], index[1]),
+            );
+            if objects {
                 _mm_or_si128(
-                    _mm_shuffle_epi8(t[0], index[0]),
-                    _mm_shuffle_epi8(t[1], index[1]),
-                ),
-                _mm_or_si128(
-                    _mm_shuffle_epi8(t[2], index[2]),
-                    _mm_shuffle_epi8(t[3], index[3]),
-                ),
-            )
+                    bg,
+                    _mm_or_si128(
+                        _mm_shuffle_epi8(t[2], index[2]),
+                        _mm_shuffle_epi8(t[3], index[3]),
+                    ),
+                )
+            } else {
+                bg
+            }
         };
         let (r, g, b) = (plane(0), plane(1), plane(2));
         store(g_out, plane(3));
@@ -781,10 +789,16 @@ mod tests {
                 bg.set_shown_for_test(i, next() as u32, next() as u8);
                 obj.set_shown_for_test(i, next() as u32, next() as u8);
             }
-            let shown: [u8; SCREEN_W] = if round < 64 {
-                [round as u8; SCREEN_W]
-            } else {
-                core::array::from_fn(|_| (next() % 64) as u8)
+            // Each slot alone; then lines of background slots only, of any slots, and of
+            // background slots with a few object slots (some 16-pixel groups without any).
+            let shown: [u8; SCREEN_W] = match round {
+                0..64 => [round as u8; SCREEN_W],
+                _ if round % 3 == 0 => core::array::from_fn(|_| (next() % 32) as u8),
+                _ if round % 3 == 1 => core::array::from_fn(|_| (next() % 64) as u8),
+                _ => core::array::from_fn(|_| {
+                    let v = next();
+                    (v % 32) as u8 | if v % 53 == 0 { 0x20 } else { 0 }
+                }),
             };
             let (mut rgba_a, mut grey_a) = ([0u8; SCREEN_W * 4], [0u8; SCREEN_W]);
             let (mut rgba_b, mut grey_b) = ([1u8; SCREEN_W * 4], [1u8; SCREEN_W]);
