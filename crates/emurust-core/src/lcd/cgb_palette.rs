@@ -45,9 +45,13 @@ pub struct PaletteMemory {
     /// 32 colours as written (bit 15 kept).
     colours: [u16; 32],
     /// The colours as RGBA words.
-    pub rgba: [u32; 32],
+    rgba: [u32; 32],
     /// Their grey levels ([`luma`] of `rgba`), for the grey picture.
-    pub grey: [u8; 32],
+    grey: [u8; 32],
+    /// The same colours channel by channel: red, green, blue and grey planes (alpha is
+    /// always 0xFF), kept in step with `rgba` and `grey` so that the colour-mode renderer
+    /// can look 16 pixels up at once (one byte shuffle per plane and 16 colours).
+    planes: [[u8; 32]; 4],
 }
 
 impl Default for PaletteMemory {
@@ -63,6 +67,7 @@ impl PaletteMemory {
             colours: [0; 32],
             rgba: [0; 32],
             grey: [0; 32],
+            planes: [[0; 32]; 4],
         };
         for i in 0..32 {
             p.set_colour(i, POWER_ON[i % 4]);
@@ -70,11 +75,50 @@ impl PaletteMemory {
         p
     }
 
+    /// Every change of a colour goes through here (data writes, state loads, power-on), which
+    /// keeps `rgba`, `grey` and `planes` in step.
     #[inline]
     fn set_colour(&mut self, i: usize, c: u16) {
         self.colours[i] = c;
-        self.rgba[i] = rgba_of(c);
-        self.grey[i] = luma(self.rgba[i]);
+        let rgba = rgba_of(c);
+        self.set_shown(i, rgba, luma(rgba));
+    }
+
+    /// Show colour `i` as `rgba` and `grey` (in every form the renderers read).
+    #[inline]
+    fn set_shown(&mut self, i: usize, rgba: u32, grey: u8) {
+        self.rgba[i] = rgba;
+        self.grey[i] = grey;
+        let [r, g, b, _] = rgba.to_ne_bytes();
+        self.planes[0][i] = r;
+        self.planes[1][i] = g;
+        self.planes[2][i] = b;
+        self.planes[3][i] = grey;
+    }
+
+    /// Tests only: show colour `i` as any RGBA word (alpha 0xFF) and grey, not only the
+    /// ones a 15-bit colour gives.
+    #[cfg(test)]
+    pub(crate) fn set_shown_for_test(&mut self, i: usize, rgba: u32, grey: u8) {
+        self.set_shown(i, rgba | u32::from_ne_bytes([0, 0, 0, 0xFF]), grey);
+    }
+
+    /// The 32 colours as RGBA words (alpha 0xFF).
+    #[inline]
+    pub fn rgba(&self) -> &[u32; 32] {
+        &self.rgba
+    }
+
+    /// The 32 colours' grey levels.
+    #[inline]
+    pub fn grey(&self) -> &[u8; 32] {
+        &self.grey
+    }
+
+    /// The 32 colours as red, green, blue and grey planes.
+    #[inline]
+    pub fn planes(&self) -> &[[u8; 32]; 4] {
+        &self.planes
     }
 
     /// The index register as read (bit 6 always set).
@@ -211,6 +255,69 @@ mod tests {
         assert_eq!(p.read_index(), 0x43);
         assert_eq!(p.read_data(), 0x7F);
         assert_eq!(p.colour(0, 1), 0x7F19);
+    }
+
+    /// The planes hold exactly the bytes of `rgba` and `grey`.
+    fn assert_planes_in_step(p: &PaletteMemory) {
+        for i in 0..32 {
+            let [r, g, b, a] = p.rgba()[i].to_ne_bytes();
+            assert_eq!(a, 0xFF, "colour {i}");
+            assert_eq!(p.grey()[i], luma(p.rgba()[i]), "colour {i}");
+            assert_eq!(
+                [
+                    p.planes()[0][i],
+                    p.planes()[1][i],
+                    p.planes()[2][i],
+                    p.planes()[3][i]
+                ],
+                [r, g, b, p.grey()[i]],
+                "colour {i}"
+            );
+            assert_eq!(p.rgba()[i], rgba_of(p.colours()[i]), "colour {i}");
+        }
+    }
+
+    #[test]
+    fn planes_follow_every_colour_change() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut p = PaletteMemory::new();
+        assert_planes_in_step(&p);
+        for _ in 0..500 {
+            // Random index (auto-increment or not) and a run of data writes.
+            p.write_index(next() as u8);
+            for _ in 0..(next() % 80) {
+                p.write_data(next() as u8);
+            }
+            assert_planes_in_step(&p);
+        }
+        // The writes did change the colours.
+        assert_ne!(p.colours(), PaletteMemory::new().colours());
+
+        // State save and load.
+        let mut w = StateWriter::new();
+        p.save_state(&mut w);
+        let bytes = w.buf;
+        let mut r = StateReader::new(&bytes);
+        let q = PaletteMemory::load_state(&mut r).unwrap();
+        assert_eq!(q.colours(), p.colours());
+        assert_eq!(q.planes(), p.planes());
+        assert_planes_in_step(&q);
+
+        // Restore from PyBoy's fields.
+        let mut raw = [0u16; 32];
+        for c in raw.iter_mut() {
+            *c = next() as u16;
+        }
+        let mut q = PaletteMemory::new();
+        q.set_raw(0x85, &raw);
+        assert_eq!(q.colours(), &raw);
+        assert_planes_in_step(&q);
     }
 
     #[test]

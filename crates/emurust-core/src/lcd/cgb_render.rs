@@ -21,7 +21,7 @@
 //! Besides RGBA, every drawn line also fills a grey copy of the picture (see [`luma`]) and
 //! the shade buffer (in colour mode: the colour index 0-3 of the pixel shown).
 
-use super::cgb_palette::COMPAT_RGBA;
+use super::cgb_palette::{PaletteMemory, COMPAT_RGBA};
 use super::render::{select4, tile_row, LANE_LSB};
 use super::{Lcd, SCREEN_H, SCREEN_W};
 
@@ -111,6 +111,112 @@ fn shades16_to_colours(src: &[u8; 16], colours: &[u32; 4], dst: &mut [u8; 64]) {
 fn shades16_to_colours(src: &[u8; 16], colours: &[u32; 4], dst: &mut [u8; 64]) {
     for (px, &s) in dst.as_chunks_mut::<4>().0.iter_mut().zip(src) {
         *px = colours[(s & 3) as usize].to_ne_bytes();
+    }
+}
+
+/// RGBA and grey of a colour-mode line from its slots (0-31: background palette colour,
+/// 32-63: object palette colour), by table look-up (portable version).
+fn slots_to_pixels_scalar(
+    shown: &[u8; SCREEN_W],
+    bg: &PaletteMemory,
+    obj: &PaletteMemory,
+    rgba: &mut [u8],
+    grey: &mut [u8],
+) {
+    // The line's 64 colours: background palettes' 32, then the objects' 32.
+    let mut rgba_of = [0u32; 64];
+    rgba_of[..32].copy_from_slice(bg.rgba());
+    rgba_of[32..].copy_from_slice(obj.rgba());
+    let mut grey_of = [0u8; 64];
+    grey_of[..32].copy_from_slice(bg.grey());
+    grey_of[32..].copy_from_slice(obj.grey());
+    // `& 63`: slots are below 64, which lets the compiler drop the bounds checks.
+    for (px, &s) in rgba.as_chunks_mut::<4>().0.iter_mut().zip(shown) {
+        *px = rgba_of[(s & 63) as usize].to_ne_bytes();
+    }
+    for (g, &s) in grey.iter_mut().zip(shown) {
+        *g = grey_of[(s & 63) as usize];
+    }
+}
+
+/// [`slots_to_pixels_scalar`] with SSSE3, 16 pixels at a time. The 64 colours of each plane
+/// (red, green, blue, grey: `PaletteMemory::planes`, background then objects) are four
+/// 16-byte tables; `pshufb` looks 16 pixels up in one of them. For table `q`, the index
+/// bytes are `(slot ^ 16q) + 0x70` (saturating): below 0x80, with the slot's low 4 bits, when
+/// the slot is in table `q`, else 0x80 or more, which `pshufb` turns into 0. OR-ing the four
+/// look-ups gives the plane's bytes; the planes are then interleaved into RGBA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+fn slots_to_pixels_ssse3(
+    shown: &[u8; SCREEN_W],
+    bg: &PaletteMemory,
+    obj: &PaletteMemory,
+    rgba: &mut [u8],
+    grey: &mut [u8],
+) {
+    use std::arch::x86_64::*;
+    #[inline(always)]
+    fn load(src: &[u8; 16]) -> __m128i {
+        // SAFETY: `src` is 16 readable bytes; `loadu` has no alignment requirement.
+        unsafe { _mm_loadu_si128(src.as_ptr().cast()) }
+    }
+    #[inline(always)]
+    fn store(dst: &mut [u8; 16], v: __m128i) {
+        // SAFETY: `dst` is 16 writable bytes; `storeu` has no alignment requirement.
+        unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), v) }
+    }
+    // tables[c][q]: colours 16q..16q+16 of plane c.
+    let tables: [[__m128i; 4]; 4] = core::array::from_fn(|c| {
+        let (b, _) = bg.planes()[c].as_chunks::<16>();
+        let (o, _) = obj.planes()[c].as_chunks::<16>();
+        [load(&b[0]), load(&b[1]), load(&o[0]), load(&o[1])]
+    });
+    let alpha = _mm_set1_epi8(-1);
+    let bias = _mm_set1_epi8(0x70);
+    let (slots, _) = shown.as_chunks::<16>();
+    let (rgba, _) = rgba.as_chunks_mut::<64>();
+    let (grey, _) = grey.as_chunks_mut::<16>();
+    for ((src, out), g_out) in slots.iter().zip(rgba).zip(grey) {
+        let s = load(src);
+        let index: [__m128i; 4] = core::array::from_fn(|q| {
+            _mm_adds_epu8(_mm_xor_si128(s, _mm_set1_epi8(16 * q as i8)), bias)
+        });
+        // Whether any of the 16 pixels is an object's (slot bit 5, shifted to each byte's
+        // bit 7); most are not, and then the object tables are not looked in.
+        let objects = _mm_movemask_epi8(_mm_slli_epi16(s, 2)) != 0;
+        let plane = |c: usize| {
+            let t = &tables[c];
+            let bg = _mm_or_si128(
+                _mm_shuffle_epi8(t[0], index[0]),
+                _mm_shuffle_epi8(t[1], index[1]),
+            );
+            if objects {
+                _mm_or_si128(
+                    bg,
+                    _mm_or_si128(
+                        _mm_shuffle_epi8(t[2], index[2]),
+                        _mm_shuffle_epi8(t[3], index[3]),
+                    ),
+                )
+            } else {
+                bg
+            }
+        };
+        let (r, g, b) = (plane(0), plane(1), plane(2));
+        store(g_out, plane(3));
+        let rg_lo = _mm_unpacklo_epi8(r, g);
+        let ba_lo = _mm_unpacklo_epi8(b, alpha);
+        let rg_hi = _mm_unpackhi_epi8(r, g);
+        let ba_hi = _mm_unpackhi_epi8(b, alpha);
+        let quads = [
+            _mm_unpacklo_epi16(rg_lo, ba_lo),
+            _mm_unpackhi_epi16(rg_lo, ba_lo),
+            _mm_unpacklo_epi16(rg_hi, ba_hi),
+            _mm_unpackhi_epi16(rg_hi, ba_hi),
+        ];
+        for (q, dst) in quads.iter().zip(out.as_chunks_mut::<16>().0) {
+            store(dst, *q);
+        }
     }
 }
 
@@ -266,13 +372,6 @@ impl Lcd {
             }
         }
 
-        // The line's 64 colours: background palettes' 32, then the objects' 32.
-        let mut rgba_of = [0u32; 64];
-        rgba_of[..32].copy_from_slice(&self.cgb.bg.rgba);
-        rgba_of[32..].copy_from_slice(&self.cgb.obj.rgba);
-        let mut grey_of = [0u8; 64];
-        grey_of[..32].copy_from_slice(&self.cgb.bg.grey);
-        grey_of[32..].copy_from_slice(&self.cgb.obj.grey);
         let mut shown = [0u8; SCREEN_W];
         if objects_shown {
             for ((s, &b), &o) in shown.iter_mut().zip(bg).zip(&obj) {
@@ -285,13 +384,19 @@ impl Lcd {
         }
         let row = y * SCREEN_W;
         let rgba = &mut self.rgba[row * 4..(row + SCREEN_W) * 4];
-        // `& 63`: slots are below 64, which lets the compiler drop the bounds checks.
-        for (px, &s) in rgba.as_chunks_mut::<4>().0.iter_mut().zip(&shown) {
-            *px = rgba_of[(s & 63) as usize].to_ne_bytes();
+        let grey = &mut self.cgb.grey[row..row + SCREEN_W];
+        let (bg_pal, obj_pal) = (&self.cgb.bg, &self.cgb.obj);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("ssse3") {
+                // SAFETY: the CPU has SSSE3 (checked just above).
+                unsafe { slots_to_pixels_ssse3(&shown, bg_pal, obj_pal, rgba, grey) };
+            } else {
+                slots_to_pixels_scalar(&shown, bg_pal, obj_pal, rgba, grey);
+            }
         }
-        for (g, &s) in self.cgb.grey[row..row + SCREEN_W].iter_mut().zip(&shown) {
-            *g = grey_of[(s & 63) as usize];
-        }
+        #[cfg(not(target_arch = "x86_64"))]
+        slots_to_pixels_scalar(&shown, bg_pal, obj_pal, rgba, grey);
         for (d, &s) in self.shades[row..row + SCREEN_W].iter_mut().zip(&shown) {
             *d = s & 3;
         }
@@ -476,8 +581,8 @@ impl Lcd {
                 let c = cs[k];
                 let i = pal + c as usize;
                 colour[k] = c;
-                rgba[k] = self.cgb.bg.rgba[i];
-                grey[k] = self.cgb.bg.grey[i];
+                rgba[k] = self.cgb.bg.rgba()[i];
+                grey[k] = self.cgb.bg.grey()[i];
                 prio[k] = priority;
             }
             x += n;
@@ -566,8 +671,8 @@ impl Lcd {
                     if master && (px.priority[x] || behind) && px.colour[x] != 0 {
                         continue;
                     }
-                    px.rgba[x] = self.cgb.obj.rgba[pal * 4 + c as usize];
-                    px.grey[x] = self.cgb.obj.grey[pal * 4 + c as usize];
+                    px.rgba[x] = self.cgb.obj.rgba()[pal * 4 + c as usize];
+                    px.grey[x] = self.cgb.obj.grey()[pal * 4 + c as usize];
                     shown[x] = c;
                 }
             }
@@ -619,10 +724,8 @@ mod tests {
                 *b = next() as u8;
             }
             for i in 0..32 {
-                l.cgb.bg.rgba[i] = next() as u32 | 0xFF00_0000;
-                l.cgb.bg.grey[i] = next() as u8;
-                l.cgb.obj.rgba[i] = next() as u32 | 0xFF00_0000;
-                l.cgb.obj.grey[i] = next() as u8;
+                l.cgb.bg.set_shown_for_test(i, next() as u32, next() as u8);
+                l.cgb.obj.set_shown_for_test(i, next() as u32, next() as u8);
             }
             let ly = (next() % 144) as u8;
             for n in 0..40 {
@@ -660,6 +763,57 @@ mod tests {
             assert_eq!(l.shades[r.clone()], want.shades[r.clone()], "round {round}");
             assert_eq!(l.bg_zero[r.clone()], want.bg_zero[r], "round {round}");
             assert_eq!(l.window_line, want.window_line, "round {round}");
+        }
+    }
+
+    /// The SSSE3 slot conversion gives what the portable one gives, for every slot value
+    /// (random colours, random lines, and lines of each slot alone).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn ssse3_slot_conversion_matches_the_scalar_one() {
+        assert!(
+            std::arch::is_x86_feature_detected!("ssse3"),
+            "this test needs an SSSE3 CPU"
+        );
+        let mut seed = 0x1234_5678_9ABC_DEF1u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut bg = PaletteMemory::new();
+        let mut obj = PaletteMemory::new();
+        for round in 0..1000u32 {
+            for i in 0..32 {
+                bg.set_shown_for_test(i, next() as u32, next() as u8);
+                obj.set_shown_for_test(i, next() as u32, next() as u8);
+            }
+            // Each slot alone; then lines of background slots only, of any slots, and of
+            // background slots with a few object slots (some 16-pixel groups without any).
+            let shown: [u8; SCREEN_W] = match round {
+                0..64 => [round as u8; SCREEN_W],
+                _ if round % 3 == 0 => core::array::from_fn(|_| (next() % 32) as u8),
+                _ if round % 3 == 1 => core::array::from_fn(|_| (next() % 64) as u8),
+                _ => core::array::from_fn(|_| {
+                    let v = next();
+                    (v % 32) as u8 | if v % 53 == 0 { 0x20 } else { 0 }
+                }),
+            };
+            let (mut rgba_a, mut grey_a) = ([0u8; SCREEN_W * 4], [0u8; SCREEN_W]);
+            let (mut rgba_b, mut grey_b) = ([1u8; SCREEN_W * 4], [1u8; SCREEN_W]);
+            slots_to_pixels_scalar(&shown, &bg, &obj, &mut rgba_a, &mut grey_a);
+            // SAFETY: SSSE3 was checked above.
+            unsafe { slots_to_pixels_ssse3(&shown, &bg, &obj, &mut rgba_b, &mut grey_b) };
+            assert_eq!(rgba_a, rgba_b, "round {round}");
+            assert_eq!(grey_a, grey_b, "round {round}");
+            let s = shown[17] as usize;
+            let want = if s < 32 {
+                bg.rgba()[s]
+            } else {
+                obj.rgba()[s - 32]
+            };
+            assert_eq!(rgba_b[17 * 4..18 * 4], want.to_ne_bytes(), "round {round}");
         }
     }
 
