@@ -33,6 +33,23 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
+/// `EMURUST_FUZZ_SHARD=K/N`: run only the bit flips whose running number is K modulo N, so that
+/// N processes share a long run (`K/N` parse errors stop the test with a message).
+fn shard() -> (usize, usize) {
+    match std::env::var("EMURUST_FUZZ_SHARD") {
+        Err(_) => (0, 1),
+        Ok(v) => {
+            let parsed = v
+                .split_once('/')
+                .and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
+            match parsed {
+                Some((k, n)) if n > 0 && k < n => (k, n),
+                _ => panic!("EMURUST_FUZZ_SHARD={v:?}: expected K/N with 0 <= K < N"),
+            }
+        }
+    }
+}
+
 fn long_run() -> bool {
     ["EMURUST_LONG", "EMURUST_FUZZ_ALL"]
         .iter()
@@ -461,6 +478,8 @@ fn bit_flips_of_save_states_never_panic_or_hang() {
 
     let mut flipped = [0usize; 2];
     let mut positions = [0usize; 2];
+    let (shard_k, shard_n) = shard();
+    let mut case = 0usize;
     for (i, (m, pyboy_state)) in prepared.iter().enumerate() {
         let ours = &m.pristine;
         let bulk_o = bulk_ours(ours);
@@ -473,6 +492,10 @@ fn bit_flips_of_save_states_never_panic_or_hang() {
             for (k, &off) in idx.iter().enumerate() {
                 for bit in 0..8 {
                     if !all && (k * 8 + bit + i) % step != 0 {
+                        continue;
+                    }
+                    case += 1;
+                    if case % shard_n != shard_k {
                         continue;
                     }
                     let mut data = state.clone();
@@ -500,7 +523,7 @@ fn bit_flips_of_save_states_never_panic_or_hang() {
         }
     }
     println!(
-        "state bit flips: {} states x 2 formats, non-bulk bytes ours {} / PyBoy {}; flipped {} \
+        "state bit flips (shard {shard_k}/{shard_n}): {} states x 2 formats, non-bulk bytes ours {} / PyBoy {}; flipped {} \
          bits of ours and {} of PyBoy's ({}), {} regression cases; {} rejected, {} loaded and \
          ran {FRAMES_AFTER_LOAD} frames; {} failures; {:.1} s",
         specs.len(),
