@@ -131,6 +131,26 @@ def test_table_and_plot(tmp_path):
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_cgb_choices_get_a_hardware_column_and_a_ratio_to_dmg():
+    summary = []
+    for cgb, fps in (("off", 10000.0), ("on", 8000.0)):
+        for engine, scale in (("emurust", 1.0), ("pyboy", 0.5)):
+            summary.append({"engine": engine, "rom": "games/dodge.gb", "pattern": "render", "sound": "on",
+                            "cgb": cgb, "cgb_model": cgb == "on", "fps": fps * scale, "fps_min": fps,
+                            "fps_max": fps, "fps_wall": fps, "always_draws": False, "runs": 1,
+                            "vs_pyboy": 2.0})
+    table = bench.format_table({"frames": 100, "repeat": 1, "machine": bench.machine_info(), "summary": summary})
+    assert "| ROM | pattern | sound | cgb | emurust | pyboy |" in table
+    assert "| dodge.gb | render | on | off | 10,000 (2.0x) | 5,000 |" in table
+    assert "| dodge.gb | render | on | on | 8,000 (2.0x) [0.80 of DMG] | 4,000 [0.80 of DMG] |" in table
+
+
+def test_bench_rejects_an_unknown_cgb_choice(capsys):
+    rc = bench.main(["--roms", "roms/bench.gb", "--engines", "emurust", "--cgb", "maybe", "--json", "", "--png", ""])
+    err = capsys.readouterr().err
+    assert rc == 2 and "unknown --cgb choice 'maybe'" in err, err
+
+
 def test_compare_end_to_end_writes_json(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     out = tmp_path / "b.json"

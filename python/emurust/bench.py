@@ -465,6 +465,7 @@ def format_table(result: dict[str, Any]) -> str:
     patterns = list(dict.fromkeys(s["pattern"] for s in summary))
     sounds = list(dict.fromkeys(s.get("sound", "on") for s in summary))
     cgbs = list(dict.fromkeys(s.get("cgb", "auto") for s in summary))
+    show_cgb = cgbs != ["auto"]  # the hardware column only when --cgb chose something
     idx = {(s["engine"],) + _key(s): s for s in summary}
     m = result["machine"]
     lines = [
@@ -472,8 +473,8 @@ def format_table(result: dict[str, Any]) -> str:
         f"load average {', '.join(f'{x:.2f}' for x in (m.get('loadavg') or []))}); "
         f"{result['frames']} frames, median of {result['repeat']}; (x) = ratio vs PyBoy 2.8.1",
         "",
-        "| ROM | pattern | sound | cgb | " + " | ".join(engines) + " |",
-        "|---|---|---|---|" + "---:|" * len(engines),
+        "| ROM | pattern | sound | " + ("cgb | " if show_cgb else "") + " | ".join(engines) + " |",
+        "|---|---|---|" + ("---|" if show_cgb else "") + "---:|" * len(engines),
     ]
     for rom in roms:
         rom_name, _, state = rom.partition("@")
@@ -497,7 +498,8 @@ def format_table(result: dict[str, Any]) -> str:
                     cells.append(c)
                 if all(c == "-" for c in cells):
                     continue
-                lines.append(f"| {label} | {pattern} | {sound} | {cgb} | " + " | ".join(cells) + " |")
+                hw = f"{cgb} | " if show_cgb else ""
+                lines.append(f"| {label} | {pattern} | {sound} | {hw}" + " | ".join(cells) + " |")
     if result.get("skipped"):
         lines.append("")
         for e, why in result["skipped"].items():
