@@ -1,6 +1,6 @@
 """The recipe's prompt templates: shipping, rendering, errors, the Game Boy examples."""
 
-import filecmp
+import os
 import re
 
 import pytest
@@ -16,16 +16,25 @@ EXAMPLES = {"translate-cpu", "translate-bus", "translate-timer", "translate-ppu"
 
 
 def _files(d):
-    return sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    """Files under `d`, following directory links (prompts/examples is one)."""
+    out = []
+    for base, dirs, names in os.walk(d, followlinks=True):
+        dirs[:] = [x for x in dirs if x != "__pycache__"]
+        out += [os.path.relpath(os.path.join(base, n), d).replace(os.sep, "/") for n in names]
+    return sorted(out)
 
 
-def test_repo_prompts_dir_is_a_copy_of_the_package_templates():
+def test_repo_prompts_dir_links_to_the_package_templates():
+    """One source: prompts/ (the recipe as the repository shows it) links every template to the
+    packaged copy in python/emurust/prompt_templates/, beside its own README."""
     src = _files(SRC_TEMPLATES)
     repo = [f for f in _files(REPO_PROMPTS) if f != "README.md"]
-    assert src == repo, "prompts/ and python/emurust/prompt_templates/ hold different files: cp -r python/emurust/prompt_templates/. prompts/"
-    different = [f for f in src if not filecmp.cmp(SRC_TEMPLATES / f, REPO_PROMPTS / f, shallow=False)]
-    assert not different, f"out of sync (cp -r python/emurust/prompt_templates/. prompts/): {different}"
-    assert not any((REPO_PROMPTS / f).is_symlink() for f in repo)
+    assert src == repo, "prompts/ must link every file of python/emurust/prompt_templates/"
+    for f in repo:
+        assert (REPO_PROMPTS / f).resolve() == (SRC_TEMPLATES / f).resolve(), f
+    links = [p for p in REPO_PROMPTS.iterdir() if p.name != "README.md"]
+    assert links and all(p.is_symlink() for p in links), "prompts/ holds copies instead of links"
+    assert not (REPO_PROMPTS / "README.md").is_symlink()
 
 
 def test_installed_package_ships_the_templates():

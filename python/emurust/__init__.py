@@ -10,6 +10,7 @@ import os
 from typing import Union
 
 from . import _core
+from . import games as _game_tasks
 from ._core import EmurustError, RomError, StateError
 
 __all__ = [
@@ -128,8 +129,9 @@ def pyboy_boot_rom() -> bytes:
         return f.read()
 
 
-#: Our own homebrew games, shipped inside the package (sources under games/ in the repository).
-GAMES = ("dodge", "snake", "runner")
+#: Our own homebrew games, shipped inside the package (sources under games/ in the repository):
+#: the names of their RL tasks in :data:`emurust.games.GAMES`.
+GAMES = tuple(_game_tasks.GAMES)
 
 
 def game_rom_path(name: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import pathlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -94,7 +94,6 @@ class GameTask:
     noop_max: int = 30
     # RAM bytes of RAM_BLOCK (N, 64) -> (N, F) float32 policy observations, or None (pixels only).
     features: Optional[Callable[[np.ndarray], np.ndarray]] = None
-    extra: dict = field(default_factory=dict)
 
     def reward(self, life_penalty: float | None = None) -> list[Term]:
         p = self.life_penalty if life_penalty is None else life_penalty
@@ -173,7 +172,6 @@ def task_kwargs(game: str, **overrides: Any) -> dict[str, Any]:
         max_episode_steps=task.max_episode_steps,
         obs="grey_half",
     )
-    kw.update(task.extra)
     kw.update(overrides)
     if kw.get("rom") is None:
         kw["rom"] = rom_path(game)

@@ -156,10 +156,6 @@ def _stable_baselines_vecenv():
     return VecEnv
 
 
-class PyBoyGameVecEnv:  # becomes a VecEnv subclass in make_pyboy_venv (SB3 is optional)
-    pass
-
-
 def pyboy_start_state(game: str) -> bytes:
     """PyBoy's state at the end of the frame its boot ROM exits in: where both backends start
     every episode.
