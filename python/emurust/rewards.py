@@ -212,7 +212,9 @@ def _check_delta(d: Any, what: str) -> str:
 def _from_mapping(m: Mapping[str, Any], keys: Sequence[str], what: str, required: str = "addr") -> dict:
     unknown = [k for k in m if k not in keys]
     if unknown:
-        raise ValueError(f"{what}: unknown keys {sorted(map(repr, unknown))}; expected {list(keys)}")
+        # Keys of any type (a hostile spec may hold ints or None): sorted by their repr, shown as repr.
+        shown = ", ".join(sorted(map(repr, unknown)))
+        raise ValueError(f"{what}: unknown keys [{shown}]; expected {list(keys)}")
     if required not in m:
         raise ValueError(f"{what}: {required!r} is required")
     return dict(m)
