@@ -19,6 +19,17 @@ LONG = os.environ.get("EMURUST_LONG") == "1"
 STATE_EVERY = 10
 
 
+def default_sigint():
+    """For `subprocess.Popen(preexec_fn=...)` in the Ctrl-C tests: the child starts with SIGINT's
+    default disposition, as a program started from a terminal does. A test runner started as a
+    background job of a non-interactive shell (`cmd &`) ignores SIGINT, children inherit that,
+    and Python then installs no KeyboardInterrupt handler: the tests would measure the runner's
+    inheritance, not emurust."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def make_rom(cart_type=0x00, rom_banks=2, ram_code=0x00, title=b"TEST", program=b"\x18\xfe"):
     """A minimal valid ROM: `program` at 0x150, entry jumps there, correct checksums."""
     size = 0x4000 * rom_banks

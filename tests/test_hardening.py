@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import emurust
+from conftest import default_sigint
 from emurust import _core
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -34,6 +35,7 @@ def _interrupt(code: str, sig=signal.SIGINT, after=1.0):
         stderr=subprocess.PIPE,
         text=True,
         cwd=str(ROOT),
+        preexec_fn=default_sigint,
     )
     try:
         t_start = time.monotonic()
@@ -143,7 +145,7 @@ except KeyboardInterrupt:
 def test_ctrl_c_stops_verify_rollout():
     p = subprocess.Popen(
         [sys.executable, "-m", "emurust", "verify", "rollout", DODGE, "--frames", "1000000", "--quiet"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT), preexec_fn=default_sigint,
     )
     try:
         time.sleep(8)  # imports PyBoy, starts both emulators and runs frames

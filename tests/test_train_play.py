@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import default_sigint
 from emurust import cli
 from emurust.games import GAMES, RAM_BLOCK, dodge_features, score_of
 from emurust.gif import encode_gif, read_gif_frames, write_gif
@@ -223,7 +224,7 @@ def test_ctrl_c_while_training_exits_fast_with_one_line_and_no_half_files(tmp_pa
             "--eval-episodes", "2", "--threads", "1", "--logdir", str(tmp_path / "runs"),
             "--save", str(tmp_path / "out" / "model.zip")]
     proc = subprocess.Popen([sys.executable, "-u", "-m", "emurust", "train", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                            stderr=subprocess.PIPE, text=True, cwd=tmp_path, preexec_fn=default_sigint)
     try:
         first = proc.stdout.readline()  # printed once the model is built, right before learn()
         assert first.startswith("training PPO"), first + proc.stderr.read()
