@@ -165,16 +165,7 @@ impl Sweep {
             }
             return;
         }
-        if self.check_delay == 0 {
-            return;
-        }
-        self.check_delay -= cycles as i64;
-        if self.check_delay <= 0 {
-            self.check_delay = 0;
-            if self.shift != 0 {
-                self.calculate(false, ch);
-            }
-        }
+        self.advance(cycles, ch);
     }
 
     pub fn save(&self, w: &mut StateWriter) {
