@@ -251,7 +251,7 @@ def test_ctrl_c_while_training_exits_fast_with_one_line_and_no_half_files(tmp_pa
 def test_interrupted_save_leaves_no_file(tmp_path):
     """The atomic write behind model.zip/task.json/eval.json: a KeyboardInterrupt in the middle
     of writing leaves neither the target nor the temporary file; a finished one replaces it."""
-    from emurust.train import _atomic_write
+    from emurust._atomic import atomic_write as _atomic_write
 
     target = tmp_path / "model.zip"
 

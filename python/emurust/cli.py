@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         # Ctrl-C: one line, no traceback, the shell's status for SIGINT. Files are written
-        # whole or not at all (see train._atomic_write), so nothing is left half-written.
+        # whole or not at all (see emurust._atomic), so nothing is left half-written.
         _interrupted = True
         print(f"{command}: interrupted", file=sys.stderr, flush=True)
         return 130

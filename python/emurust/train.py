@@ -28,11 +28,12 @@ import math
 import os
 import pathlib
 import sys
-import tempfile
 import time
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
+
+from ._atomic import atomic_write
 
 DEFAULT_STEPS = 60_000
 EVAL_SEED = 1_000_000_000  # environment seeds EVAL_SEED.. are used by evaluations only
@@ -331,28 +332,8 @@ def _small_cnn():
     return SmallCNN
 
 
-def _atomic_write(path: pathlib.Path, write: Callable[[str], object], suffix: str = "") -> None:
-    """Create `path` through `write(temporary path)` and a rename: an interruption (Ctrl-C,
-    a full disk) leaves either the whole file or none, never half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial" + suffix)
-    os.close(fd)
-    try:
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)  # as a plain open() would create it (mkstemp makes 0600)
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def _write_text(path: pathlib.Path, text: str) -> None:
-    _atomic_write(path, lambda tmp: pathlib.Path(tmp).write_text(text))
+    atomic_write(path, lambda tmp: pathlib.Path(tmp).write_text(text))
 
 
 def _run_dir(logdir: str, game: str, seed: int) -> pathlib.Path:
@@ -461,7 +442,7 @@ def train(args: argparse.Namespace) -> dict:
     if model_path.suffix == "":
         model_path = pathlib.Path(f"{model_path}.zip")  # where SB3's save would put it
     # SB3 writes the zip in place; through a temporary name, Ctrl-C never leaves half a model.
-    _atomic_write(model_path, lambda tmp: model.save(tmp), suffix=".zip")
+    atomic_write(model_path, lambda tmp: model.save(tmp), suffix=".zip")
     task_path = model_path.parent / (model_path.stem + ".task.json") if args.save else run_dir / "task.json"
     _write_text(task_path, json.dumps(cfg, indent=1) + "\n")
 
@@ -488,7 +469,7 @@ def train(args: argparse.Namespace) -> dict:
     title = f"PPO on {args.game}, seed {args.seed}, {args.steps:,} steps ({seconds:.0f} s)"
     result["curve_png"] = str(run_dir / "curve.png")
     writer: list[str] = []
-    _atomic_write(pathlib.Path(result["curve_png"]),
+    atomic_write(pathlib.Path(result["curve_png"]),
                   lambda tmp: writer.append(write_curve_png(tmp, curve, agent, random, title)), suffix=".png")
     result["curve_writer"] = writer[0]
     return result

@@ -1020,21 +1020,19 @@ class PyBoy:
 
 
 def _atomic_write(path, data):
-    """Write ``data`` to ``path`` so that the file is either the old one or the new one."""
-    directory = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    try:
+    """Write ``data`` to ``path`` so that the file is either the old one or the new one (synced
+    to disk before the rename: battery saves outlive the process)."""
+    import pathlib
+
+    from .._atomic import atomic_write
+
+    def write(tmp):
         with open(tmp, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+
+    atomic_write(pathlib.Path(os.path.abspath(path)), write)
 
 
 class _SGB:
