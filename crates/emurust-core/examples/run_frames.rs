@@ -4,7 +4,11 @@
 //! By default frames are neither drawn nor sampled, with sound emulated at 48000 Hz.
 //! `render` draws every frame, `sample` samples audio in every frame, `sound-off` creates the
 //! emulator without sound emulation (PyBoy's `sound_emulated=False`), `rate=HZ` sets the
-//! sample rate, `start` presses START in frames 60-69 (to get past a title screen).
+//! sample rate, `start` presses START in frames 60-69 (to get past a title screen),
+//! `state=PATH` starts from a PyBoy 2.8.1 save state of the ROM (gameplay, for profiles),
+//! `digest` prints a hash of every frame's screen (when drawn), samples and machine state
+//! (with `start`-style buttons pressed pseudo-randomly), to check that an optimisation
+//! changed nothing (compare the line before and after).
 
 use std::time::Instant;
 
@@ -13,12 +17,14 @@ use emurust_core::gameboy::Options;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start]...";
+    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start|state=PATH|digest]...";
     let rom = args.next().expect(usage);
     let frames: u32 = args
         .next()
         .map_or(600, |f| f.parse().expect("FRAMES must be a number"));
     let (mut render, mut sample, mut start) = (false, false, false);
+    let mut state: Option<String> = None;
+    let mut digest: Option<u64> = None;
     let mut sound = SoundOptions::default();
     for a in args {
         match a.as_str() {
@@ -26,19 +32,24 @@ fn main() {
             "sample" => sample = true,
             "sound-off" => sound.emulated = false,
             "start" => start = true,
+            "digest" => digest = Some(0xcbf2_9ce4_8422_2325),
             _ if a.starts_with("rate=") => sound.sample_rate = a[5..].parse().expect(usage),
+            _ if a.starts_with("state=") => state = Some(a[6..].to_string()),
             _ => panic!("{usage}"),
         }
     }
     let data = std::fs::read(&rom).unwrap_or_else(|e| panic!("{rom}: {e}"));
-    let mut gb = emurust_core::GameBoy::with_options(
-        data.into(),
-        None,
-        Options {
-            sound,
-            ..Options::default()
-        },
-    )
+    let options = Options {
+        sound,
+        ..Options::default()
+    };
+    let mut gb = match &state {
+        None => emurust_core::GameBoy::with_options(data.into(), None, options),
+        Some(path) => {
+            let saved = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            emurust_core::GameBoy::from_pyboy_state(data.into(), options, &saved)
+        }
+    }
     .unwrap_or_else(|e| panic!("{e}"));
     let t = Instant::now();
     for i in 0..frames {
@@ -50,7 +61,34 @@ fn main() {
             };
             gb.set_buttons(pressed);
         }
+        if let Some(h) = digest.as_mut() {
+            // Buttons change every 8 frames (xorshift), as an agent's would.
+            let mut x = (i / 8) as u64 ^ 0x9E37_79B9_7F4A_7C15;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            gb.set_buttons(x as u8);
+            gb.run_frame(render, sample && sound.emulated);
+            let fold = |h: &mut u64, bytes: &[u8]| {
+                for &b in bytes {
+                    *h = (*h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+                }
+            };
+            if render {
+                fold(h, gb.bus.lcd.screen_grey());
+            }
+            let samples: Vec<u8> = gb.bus.apu.samples().iter().map(|&v| v as u8).collect();
+            fold(h, &samples);
+            fold(h, &gb.instructions.to_le_bytes());
+            if i % 64 == 63 || i + 1 == frames {
+                fold(h, &gb.save_state());
+            }
+            continue;
+        }
         gb.run_frame(render, sample && sound.emulated);
+    }
+    if let Some(h) = digest {
+        println!("digest {h:016x}");
     }
     let dt = t.elapsed().as_secs_f64();
     println!(

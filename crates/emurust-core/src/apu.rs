@@ -175,6 +175,9 @@ pub struct Apu {
     clock: u64,
     /// `now` of the previous catch-up (PyBoy's `last_cycles`).
     caught_up_to: u64,
+    /// The last scheduler turn end whose catch-up was skipped ([`Apu::skip_turn_catch_up`];
+    /// `u64::MAX`: none since the last make-up). Host state, not saved.
+    skipped_turn_end: u64,
     /// Absolute time of the next audio sample (accumulates `cycles_per_sample` per sample).
     next_sample: f64,
     /// Absolute time of the next frame-sequencer event.
@@ -238,6 +241,7 @@ impl Apu {
             cycles_per_sample,
             clock: 0,
             caught_up_to: 0,
+            skipped_turn_end: u64::MAX,
             next_sample,
             next_seq,
             sample_at: ceil_cycles(next_sample),
@@ -374,6 +378,35 @@ impl Apu {
         Ok(())
     }
 
+    /// Whether the scheduler's end-of-turn catch-ups may be skipped (the CPU's accesses to
+    /// the APU catch it up anyway) and made up later with the same result. On the DMG a catch-up's chunks compose: the
+    /// channels count whole cycles and the frame sequencer and sample targets split chunks
+    /// anyway. Only CH3's wave-RAM window depends on the last chunk, and only on whether CH3
+    /// fetched in its last two cycles, which a make-up ending at the same time sees alike
+    /// (the scheduler's turns are at least 4 cycles long). Not while sound is off (a catch-up only records the time),
+    /// on Game Boy Color hardware (odd cycles are dropped per catch-up in double speed and by
+    /// CH4's alignment), or while CH1's sweep waits to check its frequency (the check lands
+    /// at a chunk's end).
+    #[inline]
+    pub fn catch_up_can_wait(&self) -> bool {
+        self.emulated && !self.cgb && self.sweep.check_delay == 0
+    }
+
+    /// The scheduler's catch-up at a turn's end (`now`) is skipped ([`Apu::catch_up_can_wait`]).
+    #[inline]
+    pub fn skip_turn_catch_up(&mut self, now: u64) {
+        self.skipped_turn_end = now;
+    }
+
+    /// The make-up for skipped turn-end catch-ups, at the last turn's end `now` (the frame's
+    /// end): catch up if behind (an empty catch-up is not a no-op: see `catch_up`).
+    pub fn catch_up_if_behind(&mut self, now: u64) {
+        if self.caught_up_to < now {
+            self.catch_up(now);
+        }
+        self.skipped_turn_end = u64::MAX;
+    }
+
     /// Catch up to absolute cycle `now`.
     #[inline]
     pub fn tick(&mut self, now: u64) {
@@ -383,6 +416,11 @@ impl Apu {
             return;
         }
         self.catch_up(now);
+        if now == self.skipped_turn_end {
+            // An access at the very cycle a turn ended: the skipped catch-up would have left
+            // nothing to do here but close CH3's wave-RAM window.
+            self.ch3.fetch_window = false;
+        }
     }
 
     fn catch_up(&mut self, now: u64) {

@@ -21,7 +21,7 @@ use crate::cartridge::Cartridge;
 use crate::cpu::{Bus, Cpu, Registers, Step};
 use crate::interrupts;
 use crate::joypad::Joypad;
-use crate::lcd::Lcd;
+use crate::lcd::{Lcd, FRAME_CYCLES};
 use crate::pyboy_timing::{Stamp, DATA_ACCESS};
 use crate::serial::Serial;
 use crate::state::{StateReader, StateWriter};
@@ -656,6 +656,14 @@ pub struct GameBoy {
     break_hit: bool,
     /// The cycle the current (or last) frame started at (statistics; not in save states).
     pub frame_start: u64,
+    /// Run halted stretches through [`GameBoy::run_halted_turns`] (the default); off, every
+    /// turn takes the general path. The results are the same either way (tested): a switch
+    /// for that test and for measurements, not a setting.
+    #[doc(hidden)]
+    pub halted_fast_path: bool,
+    /// Within `run_frame`: the APU may skip its end-of-turn catch-ups while
+    /// [`Apu::catch_up_can_wait`]; register accesses and the frame's end catch it up.
+    apu_may_lag: bool,
 }
 
 pub const PC_TRACE_LEN: usize = 32;
@@ -731,6 +739,8 @@ impl GameBoy {
             resume_frame: false,
             break_hit: false,
             frame_start: 0,
+            halted_fast_path: true,
+            apu_may_lag: false,
         };
         if !with_boot {
             crate::postboot::apply(&mut gb)?;
@@ -777,10 +787,77 @@ impl GameBoy {
             self.bus.apu.clear_samples();
             self.bus.lcd.set_frame_done(false);
         }
+        // The APU's scheduling distance is an absolute cycle count (as PyBoy's), beyond any
+        // other device's once past power-on; it only grows, so the stale one a lagging APU
+        // leaves never decides a turn.
+        self.apu_may_lag =
+            self.halted_fast_path && self.bus.apu.cycles_to_interrupt() >= 4 * FRAME_CYCLES;
         while !self.bus.lcd.frame_done() {
             self.run_slice_and_sync();
+            if self.cpu.halted && self.halted_fast_path {
+                self.run_halted_turns();
+            }
+        }
+        if self.apu_may_lag {
+            self.apu_may_lag = false;
+            self.bus.apu.catch_up_if_behind(self.bus.cycles);
         }
         self.frames += 1;
+    }
+
+    /// Scheduler turns while the CPU stays halted, with exactly the effects of
+    /// [`GameBoy::run_slice_and_sync`]'s, at a fraction of the cost: with the CPU halted and
+    /// no interrupt pending a turn only advances the clock to the nearest device event and
+    /// lets the devices catch up, and the timer, which nothing reads meanwhile, catches up
+    /// only when TIMA may overflow. Returns once an interrupt is pending (the next turn wakes
+    /// the CPU) or the frame ends, with the timer caught up.
+    #[inline(never)]
+    fn run_halted_turns(&mut self) {
+        // What makes a turn of a halted CPU this simple (see `run_slice`): no interrupt to
+        // service, no EI under way, no H-blank DMA turn; and the APU's distance (see
+        // `run_frame`) never deciding a turn.
+        let bus = &self.bus;
+        if self.cpu.ei_delay != 0
+            || bus.pending_interrupts() != 0
+            || (bus.cgb && bus.cgbx.hdma.active)
+            || !self.apu_may_lag
+        {
+            return;
+        }
+        let apu_waits = bus.apu.catch_up_can_wait();
+        while !self.bus.lcd.frame_done() {
+            let bus = &mut self.bus;
+            let now = bus.cycles;
+            let budget = (bus.timer.cycles_to_interrupt_at(now) as i64)
+                .min(bus.lcd.cycles_to_interrupt())
+                .min(bus.lcd.cycles_to_frame())
+                .min(bus.serial.cycles_to_interrupt() as i64)
+                .max(4) as u64;
+            let now = now + budget;
+            bus.cycles = now;
+            bus.bail = 0;
+            if bus.dma.active && !bus.dma.reading {
+                bus.dma_catch_up(now, 0, 0);
+            }
+            if apu_waits {
+                bus.apu.skip_turn_catch_up(now);
+            } else {
+                bus.apu.tick(now);
+            }
+            if bus.serial.sync(now) {
+                bus.if_reg |= interrupts::SERIAL;
+            }
+            if bus.timer.sync_if_due(now) {
+                bus.if_reg |= interrupts::TIMER;
+            }
+            bus.lcd.tick(now);
+            bus.drain_lcd_irq();
+            if bus.pending_interrupts() != 0 {
+                break;
+            }
+        }
+        let now = self.bus.cycles;
+        self.bus.timer.sync(now);
     }
 
     /// One turn of the scheduler: a CPU slice as long as the nearest device event allows,
@@ -968,7 +1045,11 @@ impl GameBoy {
 
     fn sync_devices(&mut self, now: u64) {
         let bus = &mut self.bus;
-        bus.apu.tick(now);
+        if self.apu_may_lag && bus.apu.catch_up_can_wait() {
+            bus.apu.skip_turn_catch_up(now);
+        } else {
+            bus.apu.tick(now);
+        }
         if bus.serial.sync(now) {
             bus.if_reg |= interrupts::SERIAL;
         }

@@ -40,6 +40,9 @@ pub struct Timer {
     reload_countdown: u8,
     synced_at: u64,
     hint: u64,
+    /// A register changed (or a state loaded) since the last sync that advanced time: `hint`
+    /// may not describe the registers, so [`Timer::sync_if_due`] must not trust it.
+    stale_hint: bool,
 }
 
 impl Default for Timer {
@@ -59,6 +62,7 @@ impl Timer {
             reload_countdown: 0,
             synced_at: 0,
             hint: 0,
+            stale_hint: true,
         }
     }
 
@@ -106,47 +110,35 @@ impl Timer {
             return false;
         }
         self.synced_at = now;
+        self.stale_hint = false;
 
         if !self.enabled() && self.reload == Reload::Idle {
             self.counter = self.counter.wrapping_add(elapsed as u16);
             self.hint = FAR_AWAY;
             return false;
         }
-        if self.reload == Reload::Idle {
-            // Count the falling edges arithmetically when TIMA cannot overflow meanwhile.
-            // The period (twice the watched bit) is a power of two: shift, don't divide.
-            let shift = (2 * self.edge_bit() as u64).trailing_zeros();
-            let start = self.counter as u64;
-            let edges = ((start + elapsed) >> shift) - (start >> shift);
-            if self.tima as u64 + edges <= 0xFF {
-                self.tima += edges as u8;
-                self.counter = (start + elapsed) as u16;
-                self.hint = self.cycles_to_overflow_irq();
-                return false;
-            }
-        }
-
-        // An overflow or a reload is under way: walk cycle by cycle like the hardware.
+        // Count arithmetically while TIMA cannot overflow; walk cycle by cycle, like the
+        // hardware, only through an overflow and its reload (a few cycles), however long the
+        // span (a halted CPU lets the timer fall behind by many overflows).
+        let mut left = elapsed;
         let mut fired = false;
-        for _ in 0..elapsed {
-            if self.reload != Reload::Idle {
-                self.reload_countdown -= 1;
-                if self.reload_countdown == 0 {
-                    if self.reload == Reload::Overflowed {
-                        self.reload = Reload::Loaded;
-                        self.reload_countdown = 4;
-                        fired = true;
-                    } else {
-                        self.reload = Reload::Idle;
-                    }
+        while left > 0 {
+            if self.reload == Reload::Idle {
+                if !self.enabled() {
+                    self.counter = self.counter.wrapping_add(left as u16);
+                    break;
                 }
+                let to_overflow = self.cycles_to_overflow_irq();
+                if left < to_overflow {
+                    self.count_without_overflow(left);
+                    break;
+                }
+                // Up to the cycle before the overflowing edge; that cycle is walked.
+                self.count_without_overflow(to_overflow - 1);
+                left -= to_overflow - 1;
             }
-            let before = self.counter;
-            self.counter = before.wrapping_add(1);
-            let bit = self.edge_bit();
-            if self.enabled() && before & bit != 0 && self.counter & bit == 0 {
-                self.increment_tima();
-            }
+            fired |= self.walk_one_cycle();
+            left -= 1;
         }
         self.hint = if self.enabled() {
             let mut h = self.cycles_to_overflow_irq();
@@ -160,6 +152,71 @@ impl Timer {
         fired
     }
 
+    /// Advance `cycles` that contain no overflowing edge: TIMA takes the falling edges of the
+    /// watched bit, counted arithmetically (the period is a power of two: shift, don't divide).
+    #[inline]
+    fn count_without_overflow(&mut self, cycles: u64) {
+        let shift = (2 * self.edge_bit() as u64).trailing_zeros();
+        let start = self.counter as u64;
+        let edges = ((start + cycles) >> shift) - (start >> shift);
+        self.tima += edges as u8;
+        self.counter = (start + cycles) as u16;
+    }
+
+    /// One T-cycle as the hardware takes it: the reload countdown, then the counter and the
+    /// watched bit's falling edge. True when the interrupt fires.
+    fn walk_one_cycle(&mut self) -> bool {
+        let mut fired = false;
+        if self.reload != Reload::Idle {
+            self.reload_countdown -= 1;
+            if self.reload_countdown == 0 {
+                if self.reload == Reload::Overflowed {
+                    self.reload = Reload::Loaded;
+                    self.reload_countdown = 4;
+                    fired = true;
+                } else {
+                    self.reload = Reload::Idle;
+                }
+            }
+        }
+        let before = self.counter;
+        self.counter = before.wrapping_add(1);
+        let bit = self.edge_bit();
+        if self.enabled() && before & bit != 0 && self.counter & bit == 0 {
+            self.increment_tima();
+        }
+        fired
+    }
+
+    /// [`Timer::sync`] only if it could do more than count: when TIMA may have overflowed by
+    /// `now`, a reload is under way, or `hint` is stale. Skipping is exact: a sync that finds
+    /// no overflow adds `now - synced_at` to the counter and TIMA's edges, and those compose,
+    /// so a later sync reaches the same state. Used while the CPU is halted, where nothing
+    /// reads the timer between syncs.
+    #[inline]
+    pub fn sync_if_due(&mut self, now: u64) -> bool {
+        if self.reload == Reload::Idle
+            && !self.stale_hint
+            && now.wrapping_sub(self.synced_at) < self.hint
+        {
+            return false;
+        }
+        self.sync(now)
+    }
+
+    /// What [`Timer::cycles_to_interrupt`] would return after a sync at `now` (for a timer
+    /// that [`Timer::sync_if_due`] left behind).
+    #[inline]
+    pub fn cycles_to_interrupt_at(&self, now: u64) -> u64 {
+        if now == self.synced_at || self.reload != Reload::Idle || self.stale_hint {
+            self.hint
+        } else if self.enabled() {
+            self.hint - (now - self.synced_at)
+        } else {
+            FAR_AWAY
+        }
+    }
+
     /// Cycles from now until TIMA's next overflow (the next edge plus one period per step left).
     fn cycles_to_overflow_irq(&self) -> u64 {
         let period = 2 * self.edge_bit() as u64;
@@ -171,6 +228,7 @@ impl Timer {
     /// Replace DIV (the counter's upper byte), keeping the lower byte and without catching
     /// up or re-planning (what PyBoy's game wrappers do to seed a game's randomness).
     pub fn set_div_keep_low(&mut self, div: u8) {
+        self.stale_hint = true;
         self.counter = ((div as u16) << 8) | (self.counter & 0xFF);
     }
 
@@ -196,6 +254,7 @@ impl Timer {
 
     /// Writing DIV clears the counter; a falling edge of the selected bit clocks TIMA.
     pub fn write_div(&mut self) {
+        self.stale_hint = true;
         if self.enabled() && self.counter & self.edge_bit() != 0 {
             self.increment_tima();
         }
@@ -203,12 +262,14 @@ impl Timer {
     }
 
     pub fn write_tima(&mut self, value: u8) {
+        self.stale_hint = true;
         if self.reload != Reload::Loaded {
             self.tima = value;
         }
     }
 
     pub fn write_tma(&mut self, value: u8) {
+        self.stale_hint = true;
         self.tma = value;
         if self.reload != Reload::Idle {
             self.tima = value;
@@ -217,6 +278,7 @@ impl Timer {
 
     /// Changing TAC can make the watched signal fall, which clocks TIMA once.
     pub fn write_tac(&mut self, value: u8) {
+        self.stale_hint = true;
         let was_high = self.enabled() && self.counter & self.edge_bit() != 0;
         let new_bit = TAC_EDGE_BIT[(value & 3) as usize];
         let now_high = value & 0b100 != 0 && self.counter & new_bit != 0;
@@ -264,6 +326,7 @@ impl Timer {
         }
         self.synced_at = r.u64()?;
         self.hint = r.u64()?;
+        self.stale_hint = true;
         Ok(())
     }
 }
@@ -393,5 +456,67 @@ mod tests {
             (u.read_tima(), u.read_div(), u.hint)
         );
         assert!(u.load_state(&mut StateReader::new(&w.buf[..5])).is_err());
+    }
+
+    /// The observable state and the scheduling distance.
+    fn snapshot(t: &Timer) -> (u16, u8, u8, u8, Reload, u8, u64) {
+        (
+            t.counter,
+            t.tima,
+            t.tma,
+            t.tac,
+            t.reload,
+            t.reload_countdown,
+            t.hint,
+        )
+    }
+
+    /// Long syncs (across many overflows and reloads) reach exactly the state of syncing
+    /// every cycle, and fire when it fires; syncs skipped by `sync_if_due` at scheduler-like
+    /// points fire at the same points as real syncs there, with the same distances. Under
+    /// random register writes at random times.
+    #[test]
+    fn long_and_skipped_syncs_equal_cycle_by_cycle() {
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..300 {
+            let mut timers = [Timer::new(), Timer::new(), Timer::new(), Timer::new()];
+            let mut now = 0u64;
+            for _ in 0..40 {
+                let [fast, slow, eager, lazy] = &mut timers;
+                // Span lengths from 1 cycle to several overflows at the fastest rate.
+                let span = 1 + next() % [8, 64, 600, 9000][(next() % 4) as usize];
+                let mut at = now;
+                while at < now + span {
+                    at = (at + 4 + next() % 40).min(now + span);
+                    assert_eq!(lazy.sync_if_due(at), eager.sync(at), "at {at}");
+                    assert_eq!(lazy.cycles_to_interrupt_at(at), eager.cycles_to_interrupt());
+                }
+                now += span;
+                let slow_fired = step_slow(slow, span) > 0;
+                assert_eq!(fast.sync(now), slow_fired);
+                lazy.sync(now);
+                for t in [&*fast, &*eager, &*lazy] {
+                    assert_eq!(snapshot(t), snapshot(slow));
+                }
+                // The same register write to all three, as the CPU would make it.
+                let (op, v) = (next() % 6, next() as u8);
+                for t in timers.iter_mut() {
+                    match op {
+                        0 => t.write_div(),
+                        1 => t.write_tima(v),
+                        2 => t.write_tma(v),
+                        3 => t.write_tac(v | 0b100),
+                        4 => t.write_tac(v),
+                        _ => {}
+                    }
+                }
+            }
+        }
     }
 }

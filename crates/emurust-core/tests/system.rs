@@ -162,3 +162,78 @@ fn the_memory_view_of_oam_reads_ff_while_a_started_dma_runs() {
     );
     assert_eq!(gb.bus.peek(0xFE00), gb.bus.lcd.oam[0]);
 }
+
+/// The halted fast path (`GameBoy::run_halted_turns`: lazy timer and APU catch-ups while the
+/// CPU is halted) changes nothing: every frame's screen, samples and whole machine state are
+/// the same as turn by turn, on our games and test ROMs (HALT with timer, STAT, VBlank and
+/// serial interrupts, music on all four channels, LCD off/on, OAM DMA), on DMG and Game Boy
+/// Color hardware, sound sampled, emulated but not sampled, and off, with changing buttons.
+#[test]
+fn the_halted_fast_path_gives_the_turn_by_turn_results() {
+    use emurust_core::apu::SoundOptions;
+    use emurust_core::gameboy::Options;
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut roms: Vec<_> = ["games", "roms"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(repo.join(dir)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "gb"))
+        .collect();
+    roms.sort();
+    assert!(roms.len() >= 15, "our games and test ROMs: {roms:?}");
+    let mut halted_frames = 0;
+    for path in &roms {
+        let rom: Arc<[u8]> = std::fs::read(path).unwrap().into();
+        for (cgb, emulated, sampled) in [
+            (Some(false), true, true),
+            (Some(false), true, false),
+            (Some(false), false, false),
+            (Some(true), true, true),
+        ] {
+            let options = Options {
+                cgb,
+                sound: SoundOptions {
+                    emulated,
+                    ..SoundOptions::default()
+                },
+            };
+            let mut fast = GameBoy::with_options(rom.clone(), None, options).unwrap();
+            let mut slow = GameBoy::with_options(rom.clone(), None, options).unwrap();
+            slow.halted_fast_path = false;
+            let what = format!("{} cgb={cgb:?} sound={emulated}/{sampled}", path.display());
+            // Fewer frames in debug builds (overflow checks on), which run ~15x slower.
+            let frames: u32 = if cfg!(debug_assertions) { 100 } else { 240 };
+            for frame in 0..frames {
+                let buttons = (frame / 10)
+                    .wrapping_mul(0x9E37_79B9)
+                    .rotate_left(frame % 7) as u8;
+                for gb in [&mut fast, &mut slow] {
+                    gb.set_buttons(if frame % 30 < 20 { buttons } else { 0 });
+                    gb.run_frame(frame % 3 == 0, sampled);
+                }
+                halted_frames += fast.cpu.halted as u32;
+                assert_eq!(
+                    fast.bus.apu.samples(),
+                    slow.bus.apu.samples(),
+                    "{what} frame {frame}"
+                );
+                if frame % 3 == 0 {
+                    assert!(
+                        fast.bus.lcd.screen_rgba() == slow.bus.lcd.screen_rgba(),
+                        "{what} frame {frame}: screens differ"
+                    );
+                }
+                let (a, b) = (fast.save_state(), slow.save_state());
+                if a != b {
+                    let at = a.iter().zip(&b).position(|(x, y)| x != y);
+                    panic!(
+                        "{what} frame {frame}: states differ at byte {at:?} of {}",
+                        a.len()
+                    );
+                }
+            }
+        }
+    }
+    // The test means something only if the programs do halt.
+    assert!(halted_frames > 400, "halted at {halted_frames} frame ends");
+}
