@@ -265,3 +265,81 @@ def test_reset_mask_option_checks():
         reset_mask_option({"reset_mask": np.zeros(3, bool)}, 3, False)
     with pytest.raises(RuntimeError, match="without a mask first"):
         reset_mask_option({"reset_mask": m}, 3, True)
+
+
+def _fused_and_two_call(make, steps=60):
+    """Run the same seeded rollout on a wrapper with the same-step reset fused into the step
+    (the default) and with it done by a second call; yield both results step by step."""
+    fused, split = make(True), make(False)
+    assert fused.driver.same_step_reset and not split.driver.same_step_reset
+    rng = np.random.default_rng(5)
+    for t in range(steps):
+        acts = rng.integers(0, fused.driver.batch.num_actions, fused.num_envs)
+        yield t, fused.step(acts), split.step(acts)
+
+
+def _assert_obs_equal(a, b, what):
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), what
+        for k in a:
+            np.testing.assert_array_equal(a[k], b[k], err_msg=f"{what} [{k}]")
+    else:
+        np.testing.assert_array_equal(a, b, err_msg=what)
+
+
+@pytest.mark.parametrize("obs", ["grey_half", ["grey", "ram"]])
+def test_same_step_reset_in_one_pass_equals_step_then_reset(obs):
+    """GameBoyVectorEnv's same-step autoreset resets ended environments in the step's own
+    parallel pass: observations, rewards, end flags and final observations are those of a step
+    followed by a reset of the ended environments."""
+    kw = dict(ENDS, obs=obs, ram=[(0xC000, 16)] if "ram" in obs else ())
+
+    def make(fused):
+        env = GameBoyVectorEnv(4, autoreset_mode=AutoresetMode.SAME_STEP, same_step_reset=fused, num_threads=2,
+                               **kw)
+        env.reset(seed=3)
+        return env
+
+    ends = 0
+    for t, (o1, r1, te1, tr1, i1), (o2, r2, te2, tr2, i2) in _fused_and_two_call(make):
+        _assert_obs_equal(o1, o2, f"step {t}")
+        for a, b in ((r1, r2), (te1, te2), (tr1, tr2)):
+            np.testing.assert_array_equal(a, b)
+        assert i1.keys() == i2.keys()
+        if "final_obs" in i1:
+            np.testing.assert_array_equal(i1["_final_obs"], i2["_final_obs"])
+            for i in np.flatnonzero(i1["_final_obs"]):
+                ends += 1
+                _assert_obs_equal(i1["final_obs"][i], i2["final_obs"][i], f"step {t} env {i}")
+    assert ends >= 8
+
+
+def test_sb3_vec_env_same_step_reset_in_one_pass():
+    """EmurustVecEnv (SB3) gets its ended environments reset in the step's pass; the terminal
+    observations and TimeLimit.truncated flags are those of the two-call path. The batch has
+    final_* buffers only in that mode. A Python reward_fn (which reads each step's RAM) keeps
+    the two-call path."""
+    from emurust.sb3 import EmurustVecEnv
+
+    def make(fused):
+        venv = EmurustVecEnv(4, same_step_reset=fused, num_threads=2, **ENDS)
+        venv.seed(9)
+        venv.reset()
+        return venv
+
+    ends = 0
+    for t, (o1, r1, d1, i1), (o2, r2, d2, i2) in _fused_and_two_call(make):
+        np.testing.assert_array_equal(o1, o2, err_msg=f"step {t}")
+        np.testing.assert_array_equal(r1, r2)
+        np.testing.assert_array_equal(d1, d2)
+        for i in range(4):
+            assert i1[i].keys() == i2[i].keys()
+            if "terminal_observation" in i1[i]:
+                ends += 1
+                np.testing.assert_array_equal(i1[i]["terminal_observation"], i2[i]["terminal_observation"])
+                assert i1[i]["TimeLimit.truncated"] == i2[i]["TimeLimit.truncated"]
+    assert ends >= 8
+    assert "final_grey_half" in make(True).batch.buffers and "final_ram" in make(True).batch.buffers
+    assert not any(k.startswith("final_") for k in make(False).batch.buffers)
+    with_fn = EmurustVecEnv(2, reward_fn=lambda ram, prev: ram[:, 0] * 0.0, ram=[(0xC000, 4)], **ENDS)
+    assert not with_fn.driver.same_step_reset

@@ -188,6 +188,7 @@ class Batch:
         cgb: Optional[bool] = None,
         sound_emulated: bool = True,
         sound_sample_rate: Optional[int] = None,
+        same_step_reset: bool = False,
     ) -> None: ...
     @property
     def num_envs(self) -> int: ...

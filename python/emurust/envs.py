@@ -131,6 +131,7 @@ class BatchDriver:
         num_threads: Optional[int] = None,
         cgb: Optional[bool] = None,
         sound_emulated: bool = True,
+        same_step_reset: bool = False,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
             raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}")
@@ -162,7 +163,11 @@ class BatchDriver:
             num_threads=num_threads,
             cgb=cgb,
             sound_emulated=bool(sound_emulated),
+            # A Python reward_fn reads each step's RAM: ended environments must not be reset
+            # before it has, so they are reset by a second call (`reset`) instead.
+            same_step_reset=bool(same_step_reset) and reward_fn is None,
         )
+        self.same_step_reset = bool(same_step_reset) and reward_fn is None
         if per_env_states:
             for i, s in enumerate(start_state):
                 if s is not None:
@@ -197,6 +202,30 @@ class BatchDriver:
         if self.dict_obs:
             return {k: self._buf[k][i].copy() for k in self.obs_names}
         return self._buf[self.obs_names[0]][i].copy()
+
+    def final_obs_of(self, i: int) -> Any:
+        """Environment `i`'s terminal observation after a step that ended its episode and reset
+        it in the same pass (``same_step_reset``)."""
+        if self.dict_obs:
+            return {k: self._buf["final_" + k][i].copy() for k in self.obs_names}
+        return self._buf["final_" + self.obs_names[0]][i].copy()
+
+    def step_and_reset_ended(self, actions: np.ndarray):
+        """Step; environments whose episode ends are reset right away (Gymnasium's same-step
+        autoreset). Returns (rewards, terminated, truncated, final observations of the ended
+        environments, by index). One parallel pass with ``same_step_reset``, else a step and
+        a reset of the ended ones."""
+        rewards, terminated, truncated = self.step(actions)
+        done = terminated | truncated
+        finals: dict[int, Any] = {}
+        if done.any():
+            ended = [int(i) for i in np.flatnonzero(done)]
+            if self.same_step_reset:
+                finals = {i: self.final_obs_of(i) for i in ended}
+            else:
+                finals = {i: self.obs_of(i) for i in ended}
+                self.reset(done)
+        return rewards, terminated, truncated, finals
 
     def check_actions(self, actions: Any) -> np.ndarray:
         a = np.asarray(actions)
@@ -319,13 +348,15 @@ class GameBoyVectorEnv(VectorEnv):
         render_mode: Optional[str] = None,
         **kwargs: Any,
     ):
-        self.driver = BatchDriver(num_envs, **_driver_kwargs(game, kwargs))
         try:
             mode = AutoresetMode(autoreset_mode)
         except ValueError:
             raise ValueError(
                 f"unknown autoreset_mode {autoreset_mode!r}; expected one of {[m.value for m in AutoresetMode]}"
             ) from None
+        # Same-step autoreset in the step's own parallel pass (see BatchDriver.step_and_reset_ended).
+        kwargs.setdefault("same_step_reset", mode == AutoresetMode.SAME_STEP)
+        self.driver = BatchDriver(num_envs, **_driver_kwargs(game, kwargs))
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         # One step is frame_skip frames of the ~60 Hz Game Boy: that is the rate render() advances at.
@@ -371,17 +402,19 @@ class GameBoyVectorEnv(VectorEnv):
             rewards, terminated, truncated = self.driver.step(a, mask)
             self._autoreset = terminated | truncated
             return self.driver.obs(), rewards, terminated, truncated, infos
+        if mode == AutoresetMode.SAME_STEP:
+            rewards, terminated, truncated, finals = self.driver.step_and_reset_ended(a)
+            if finals:
+                done = terminated | truncated
+                final_obs = np.full(self.num_envs, None, dtype=object)
+                for i, o in finals.items():
+                    final_obs[i] = o
+                infos["final_obs"] = final_obs
+                infos["_final_obs"] = done.copy()
+                infos["final_info"] = {}
+                infos["_final_info"] = done.copy()
+            return self.driver.obs(), rewards, terminated, truncated, infos
         rewards, terminated, truncated = self.driver.step(a)
-        done = terminated | truncated
-        if mode == AutoresetMode.SAME_STEP and done.any():
-            final_obs = np.full(self.num_envs, None, dtype=object)
-            for i in np.flatnonzero(done):
-                final_obs[i] = self.driver.obs_of(int(i))
-            infos["final_obs"] = final_obs
-            infos["_final_obs"] = done.copy()
-            infos["final_info"] = {}
-            infos["_final_info"] = done.copy()
-            self.driver.reset(done)
         return self.driver.obs(), rewards, terminated, truncated, infos
 
     def render(self):

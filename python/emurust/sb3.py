@@ -67,6 +67,8 @@ class _SubEnv:
 
 class EmurustVecEnv(VecEnv):
     def __init__(self, num_envs: int, *, game: Optional[str] = None, render_mode: Optional[str] = None, **kwargs: Any):
+        # Ended environments reset in the step's own parallel pass (SB3 resets them at once).
+        kwargs.setdefault("same_step_reset", True)
         self.driver = BatchDriver(num_envs, **_driver_kwargs(game, kwargs))
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
@@ -134,14 +136,12 @@ class EmurustVecEnv(VecEnv):
         if self._actions is None:
             raise RuntimeError("step_async() must be called before step_wait()")
         actions, self._actions = self._actions, None
-        rewards, terminated, truncated = self.driver.step(actions)
+        rewards, terminated, truncated, finals = self.driver.step_and_reset_ended(actions)
         done = terminated | truncated
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        if done.any():
-            for i in np.flatnonzero(done):
-                infos[i]["terminal_observation"] = self.driver.obs_of(int(i))
-                infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
-            self.driver.reset(done)
+        for i, final in finals.items():
+            infos[i]["terminal_observation"] = final
+            infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
         return self.driver.obs(), rewards.astype(np.float32), done, infos
 
     def close(self) -> None:

@@ -86,6 +86,10 @@ struct Config {
     /// Frames of the reset script after each of its entries (the last entry with frames draws).
     script_left: Vec<u32>,
     script_frames: u32,
+    /// An environment whose step ends its episode is reset in the same pass; its terminal
+    /// observation goes to the `final_*` buffers (Gymnasium's same-step autoreset, SB3's
+    /// `terminal_observation`).
+    same_step_reset: bool,
 }
 
 /// One environment: its emulator and episode bookkeeping.
@@ -117,6 +121,8 @@ struct Cursor {
     entered: bool,
     /// Idle frames of the current reset.
     idle: u32,
+    /// The step is done and the same-step reset that follows it runs (see `same_step_reset`).
+    resetting: bool,
 }
 
 impl Env {
@@ -255,22 +261,38 @@ struct Outputs {
     rewards: OutPtr<f64>,
     terminated: OutPtr<bool>,
     truncated: OutPtr<bool>,
+    /// The terminal observations of same-step resets: `pixels` and `ram` again (empty when the
+    /// batch does not reset in the step).
+    final_pixels: Vec<(ObsKind, OutPtr<u8>, usize)>,
+    final_ram: OutPtr<u8>,
 }
 
 impl Outputs {
     /// Write environment `i`'s results. Safety: `i < N` and no one else writes row `i`.
     unsafe fn write(&self, cfg: &Config, i: usize, env: &Env, r: (f64, bool, bool)) {
-        for &(kind, ptr, size) in &self.pixels {
+        Self::write_obs(&self.pixels, self.ram, cfg, i, env);
+        *self.rewards.0.add(i) = r.0;
+        *self.terminated.0.add(i) = r.1;
+        *self.truncated.0.add(i) = r.2;
+    }
+
+    /// Write environment `i`'s observations into `pixels` and `ram` (the current buffers or
+    /// the `final_*` ones). Safety: as [`Outputs::write`].
+    unsafe fn write_obs(
+        pixels: &[(ObsKind, OutPtr<u8>, usize)],
+        ram: OutPtr<u8>,
+        cfg: &Config,
+        i: usize,
+        env: &Env,
+    ) {
+        for &(kind, ptr, size) in pixels {
             let row = std::slice::from_raw_parts_mut(ptr.0.add(i * size), size);
             spec::write_obs(kind, &env.gb, &cfg.ram, row);
         }
         if cfg.ram_len > 0 {
-            let row = std::slice::from_raw_parts_mut(self.ram.0.add(i * cfg.ram_len), cfg.ram_len);
+            let row = std::slice::from_raw_parts_mut(ram.0.add(i * cfg.ram_len), cfg.ram_len);
             spec::write_obs(ObsKind::Ram, &env.gb, &cfg.ram, row);
         }
-        *self.rewards.0.add(i) = r.0;
-        *self.terminated.0.add(i) = r.1;
-        *self.truncated.0.add(i) = r.2;
     }
 }
 
@@ -569,24 +591,50 @@ impl Batch {
                 if !env.cursor.pending {
                     return;
                 }
-                let job = jobs[i];
-                if !env.cursor.started && !env.begin(cfg, job) {
-                    env.cursor.pending = false;
-                    return;
+                let mut force = force;
+                loop {
+                    let job = if env.cursor.resetting {
+                        Job::Reset
+                    } else {
+                        jobs[i]
+                    };
+                    if !env.cursor.started && !env.begin(cfg, job) {
+                        env.cursor.pending = false;
+                        return;
+                    }
+                    let mut ran = false;
+                    let done =
+                        env.advance(cfg, job, actions[i] as usize, deadline, force, &mut ran);
+                    if ran {
+                        progressed.store(true, Ordering::Relaxed);
+                    }
+                    if !done {
+                        left.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    let r = env.finish(cfg, job);
+                    // Safety (all writes below): row i is written by this closure only (one
+                    // environment per index).
+                    if env.cursor.resetting {
+                        // The same-step reset is done: new observations; the step's reward
+                        // and end flags stay.
+                        unsafe { Outputs::write_obs(&out.pixels, out.ram, cfg, i, env) };
+                        env.cursor.pending = false;
+                        return;
+                    }
+                    unsafe { out.write(cfg, i, env, r) };
+                    if !(cfg.same_step_reset && job == Job::Step && (r.1 || r.2)) {
+                        env.cursor.pending = false;
+                        return;
+                    }
+                    unsafe { Outputs::write_obs(&out.final_pixels, out.final_ram, cfg, i, env) };
+                    env.cursor = Cursor {
+                        pending: true,
+                        resetting: true,
+                        ..Cursor::default()
+                    };
+                    force = false;
                 }
-                let mut ran = false;
-                let done = env.advance(cfg, job, actions[i] as usize, deadline, force, &mut ran);
-                if ran {
-                    progressed.store(true, Ordering::Relaxed);
-                }
-                if !done {
-                    left.store(true, Ordering::Relaxed);
-                    return;
-                }
-                env.cursor.pending = false;
-                let r = env.finish(cfg, job);
-                // Safety: row i is written by this closure only (one environment per index).
-                unsafe { out.write(cfg, i, env, r) };
             };
             let envs = &mut self.envs;
             let result = py.allow_threads(|| {
@@ -640,7 +688,7 @@ impl Batch {
     #[pyo3(signature = (rom, num_envs, *, actions=None, frame_skip=24, press_frames=8,
         obs=None, ram=None, reward=None, terminate=None, max_episode_steps=0, noop_max=0,
         reset_script=None, start_state=None, num_threads=None, cgb=None, sound_emulated=true,
-        sound_sample_rate=None))]
+        sound_sample_rate=None, same_step_reset=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -661,6 +709,7 @@ impl Batch {
         cgb: Option<bool>,
         sound_emulated: bool,
         sound_sample_rate: Option<i64>,
+        same_step_reset: bool,
     ) -> PyResult<Self> {
         let options = options_from_py(cgb, sound_emulated, sound_sample_rate)?;
         if !(1..=65536).contains(&num_envs) {
@@ -929,6 +978,20 @@ impl Batch {
         let trunc = zeros::<bool>(py, &[n]);
         let trunc_ptr = OutPtr(trunc.data());
         publish("truncated", trunc.into_any())?;
+        let mut final_pixels = Vec::new();
+        let mut final_ram = OutPtr(std::ptr::null_mut());
+        if same_step_reset {
+            for &(k, _, size) in &pixels {
+                let mut shape = vec![n];
+                shape.extend(k.shape(ram_len));
+                let arr = zeros::<u8>(py, &shape);
+                final_pixels.push((k, OutPtr(arr.data()), size));
+                publish(&format!("final_{}", k.name()), arr.into_any())?;
+            }
+            let arr = zeros::<u8>(py, &[n, ram_len]);
+            final_ram = OutPtr(arr.data());
+            publish("final_ram", arr.into_any())?;
+        }
 
         let render = kinds.iter().any(|k| k.needs_pixels());
         let press = (press_frames as u64).min(frame_skip as u64) as u32;
@@ -952,6 +1015,7 @@ impl Batch {
                 script_left,
                 script_frames,
                 reset_script: script,
+                same_step_reset,
             },
             out: Outputs {
                 pixels,
@@ -959,6 +1023,8 @@ impl Batch {
                 rewards: rewards_ptr,
                 terminated: term_ptr,
                 truncated: trunc_ptr,
+                final_pixels,
+                final_ram,
             },
             pool,
             threads,
@@ -1028,7 +1094,9 @@ impl Batch {
 
     /// Read-only views of the output arrays, overwritten by every step/reset:
     /// one per observation name, plus "ram" (N, K), "rewards" (N,) float64,
-    /// "terminated" and "truncated" (N,) bool.
+    /// "terminated" and "truncated" (N,) bool; with `same_step_reset`, also "final_<name>"
+    /// and "final_ram": the terminal observations of the environments the last step ended
+    /// (their rows are meaningful only where terminated or truncated is true).
     #[getter]
     fn buffers<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
@@ -1070,6 +1138,9 @@ impl Batch {
 
     /// Step every environment with `actions` (integer array of shape (N,)); environments where
     /// `reset_mask` is true are reset instead (their action is ignored, but still validated).
+    /// With `same_step_reset`, an environment whose episode this step ends is reset in the
+    /// same pass: its observation rows are the new episode's, the "final_*" rows the terminal
+    /// observation, its reward and end flags the step's.
     /// Ctrl-C during a long step raises KeyboardInterrupt within ~50 ms: every emulator stops
     /// at a frame boundary, environments that had not finished keep their previous outputs and
     /// step counts (call `reset` to start clean episodes).
