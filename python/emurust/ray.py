@@ -149,13 +149,15 @@ class BatchActor:
         """One step. ``same_step``: finished environments are reset in this call and their
         last observations returned in ``final`` ({local index: obs}), as SB3 expects."""
         t0 = time.perf_counter()
-        rewards, terminated, truncated = self.driver.step(actions, reset_mask)
         final = None
-        if same_step:
-            done = terminated | truncated
-            if done.any():
-                final = {int(i): self.driver.obs_of(int(i)) for i in np.flatnonzero(done)}
-                self.driver.reset(done)
+        if same_step and reset_mask is None:
+            # One pass where the batch resets in the step (else a step and a reset).
+            rewards, terminated, truncated, finals = self.driver.step_and_reset_ended(actions)
+            final = finals or None
+        else:
+            if self.driver.same_step_reset:
+                raise RuntimeError("emurust internal error: a same-step actor got a next-step call")
+            rewards, terminated, truncated = self.driver.step(actions, reset_mask)
         states = self.save_states() if checkpoint else None
         self.busy_s += time.perf_counter() - t0
         self.steps += 1
@@ -471,8 +473,9 @@ class _RayStepper:
 
     group: _ActorGroup
 
-    def _init_group(self, config: ActorGroupConfig, env_kwargs: dict) -> dict:
-        self.group = _ActorGroup(config, dict(env_kwargs))
+    def _init_group(self, config: ActorGroupConfig, env_kwargs: dict, same_step: bool) -> dict:
+        # Same-step resets run inside each actor's step pass (Batch(same_step_reset=True)).
+        self.group = _ActorGroup(config, dict(env_kwargs, same_step_reset=same_step))
         self.render_mode = config.render_mode
         d = self.group.describe
         self._dict_obs = hasattr(d["observation_space"], "spaces")
@@ -663,7 +666,7 @@ def _make_ray_vec_env_class():
         __doc__ = (__doc__ or "") + _COMMON_DOC
 
         def __init__(self, *args: Any, **kwargs: Any):
-            d = self._init_group(*ActorGroupConfig.from_call("RayVecEnv", args, kwargs))
+            d = self._init_group(*ActorGroupConfig.from_call("RayVecEnv", args, kwargs), same_step=True)
             self._seeded = False
             VecEnv.__init__(self, self.group.num_envs, d["observation_space"], d["action_space"])
             self.metadata["render_fps"] = 60 / d["frame_skip"]
@@ -759,7 +762,9 @@ def _make_ray_vector_env_class():
                 mode = AutoresetMode(autoreset_mode)
             except ValueError:
                 raise ValueError(f"unknown autoreset_mode {autoreset_mode!r}") from None
-            d = self._init_group(*ActorGroupConfig.from_call("RayVectorEnv", args, kwargs))
+            d = self._init_group(
+                *ActorGroupConfig.from_call("RayVectorEnv", args, kwargs), same_step=mode == AutoresetMode.SAME_STEP
+            )
             self.autoreset_mode = mode
             self._reset_now_on_restart = mode != AutoresetMode.NEXT_STEP
             self.metadata = dict(self.metadata, autoreset_mode=mode, render_fps=60 / d["frame_skip"])
