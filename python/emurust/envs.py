@@ -2,7 +2,10 @@
 
 - :class:`GameBoyVectorEnv`: a ``gymnasium.vector.VectorEnv`` of N emulators stepped by one
   call (GIL released, Rayon threads). ``autoreset_mode`` NEXT_STEP (default), SAME_STEP or
-  DISABLED (reset finished environments with ``reset(options={"reset_mask": mask})``).
+  DISABLED (reset finished environments with ``reset(options={"reset_mask": mask})``). In
+  SAME_STEP mode an environment whose episode ends is reset inside the same parallel pass as
+  the step (``Batch(same_step_reset=True)``), unless a Python ``reward_fn`` must read the
+  step's RAM first.
 - :class:`GameBoyEnv`: a single ``gymnasium.Env`` (a batch of one).
 
 Registered ids (importing this module registers them)::

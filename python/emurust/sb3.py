@@ -7,7 +7,8 @@
 
 Same-step reset, as SB3 expects: when an episode ends, ``step_wait`` returns the first
 observation of the next episode, with the last one in ``infos[i]["terminal_observation"]`` and
-``infos[i]["TimeLimit.truncated"]`` set when it ended by truncation only. Every array returned
+``infos[i]["TimeLimit.truncated"]`` set when it ended by truncation only; the reset runs in the
+step's own parallel pass (``Batch(same_step_reset=True)``). Every array returned
 is a fresh copy: no later step changes it. Arguments are those of
 :class:`emurust.envs.GameBoyVectorEnv`.
 """
