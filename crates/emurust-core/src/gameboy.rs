@@ -824,35 +824,13 @@ impl GameBoy {
         {
             return;
         }
-        let apu_waits = bus.apu.catch_up_can_wait();
         while !self.bus.lcd.frame_done() {
-            let bus = &mut self.bus;
-            let now = bus.cycles;
-            let budget = (bus.timer.cycles_to_interrupt_at(now) as i64)
-                .min(bus.lcd.cycles_to_interrupt())
-                .min(bus.lcd.cycles_to_frame())
-                .min(bus.serial.cycles_to_interrupt() as i64)
-                .max(4) as u64;
-            let now = now + budget;
-            bus.cycles = now;
-            bus.bail = 0;
-            if bus.dma.active && !bus.dma.reading {
-                bus.dma_catch_up(now, 0, 0);
-            }
-            if apu_waits {
-                bus.apu.skip_turn_catch_up(now);
-            } else {
-                bus.apu.tick(now);
-            }
-            if bus.serial.sync(now) {
-                bus.if_reg |= interrupts::SERIAL;
-            }
-            if bus.timer.sync_if_due(now) {
-                bus.if_reg |= interrupts::TIMER;
-            }
-            bus.lcd.tick(now);
-            bus.drain_lcd_irq();
-            if bus.pending_interrupts() != 0 {
+            // `run_slice` with a halted CPU and nothing pending: the clock jumps by the budget.
+            let now = self.bus.cycles + self.slice_budget().max(4) as u64;
+            self.bus.cycles = now;
+            self.bus.bail = 0;
+            self.end_turn(now, true);
+            if self.bus.pending_interrupts() != 0 {
                 break;
             }
         }
@@ -876,11 +854,36 @@ impl GameBoy {
         } else {
             self.run_slice(budget);
         }
-        let now = self.bus.cycles;
-        if self.bus.dma.active && !self.bus.dma.reading {
-            self.bus.dma_catch_up(now, 0, 0);
+        self.end_turn(self.bus.cycles, false);
+    }
+
+    /// The end of a scheduler turn at `now`: a running OAM DMA and every device catch up.
+    /// `timer_may_wait`: the timer syncs only when due (`Timer::sync_if_due`; the CPU is halted,
+    /// so nothing reads it before the next sync).
+    #[inline(always)]
+    fn end_turn(&mut self, now: u64, timer_may_wait: bool) {
+        let bus = &mut self.bus;
+        if bus.dma.active && !bus.dma.reading {
+            bus.dma_catch_up(now, 0, 0);
         }
-        self.sync_devices(now);
+        if self.apu_may_lag && bus.apu.catch_up_can_wait() {
+            bus.apu.skip_turn_catch_up(now);
+        } else {
+            bus.apu.tick(now);
+        }
+        if bus.serial.sync(now) {
+            bus.if_reg |= interrupts::SERIAL;
+        }
+        let timer_fired = if timer_may_wait {
+            bus.timer.sync_if_due(now)
+        } else {
+            bus.timer.sync(now)
+        };
+        if timer_fired {
+            bus.if_reg |= interrupts::TIMER;
+        }
+        bus.lcd.tick(now);
+        bus.drain_lcd_irq();
     }
 
     /// A scheduler turn while an H-blank DMA is on (CGB): in HBlank with the CPU running, one
@@ -897,11 +900,13 @@ impl GameBoy {
     }
 
     /// The nearest device event (PyBoy's slice length before its minimum of 4). The LCD's
-    /// distances go negative when it lags; then the slice is the minimum.
+    /// distances go negative when it lags; then the slice is the minimum. The timer's distance
+    /// is the one a sync now would give (it may lag in `run_halted_turns`; elsewhere it was
+    /// synced at the end of the last turn).
     #[inline]
     fn slice_budget(&self) -> i64 {
         let b = &self.bus;
-        (b.timer.cycles_to_interrupt() as i64)
+        (b.timer.cycles_to_interrupt_at(b.cycles) as i64)
             .min(b.lcd.cycles_to_interrupt())
             .min(b.lcd.cycles_to_frame())
             .min(b.apu.cycles_to_interrupt() as i64)
@@ -1041,23 +1046,6 @@ impl GameBoy {
             let last = i + 1 == frames;
             self.run_frame(render && last, sound && last);
         }
-    }
-
-    fn sync_devices(&mut self, now: u64) {
-        let bus = &mut self.bus;
-        if self.apu_may_lag && bus.apu.catch_up_can_wait() {
-            bus.apu.skip_turn_catch_up(now);
-        } else {
-            bus.apu.tick(now);
-        }
-        if bus.serial.sync(now) {
-            bus.if_reg |= interrupts::SERIAL;
-        }
-        if bus.timer.sync(now) {
-            bus.if_reg |= interrupts::TIMER;
-        }
-        bus.lcd.tick(now);
-        bus.drain_lcd_irq();
     }
 
     /// Run the CPU for about `budget` cycles (see the module docs).
