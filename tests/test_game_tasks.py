@@ -21,7 +21,7 @@ gym = pytest.importorskip("gymnasium")
 import emurust  # noqa: E402
 import emurust.envs  # noqa: E402,F401  (registers the ids)
 from emurust import _core  # noqa: E402
-from emurust.rewards import All, Condition, Digits, Popcount, Ratio, Sum, Term, Visited, parse_reward, parse_terminate  # noqa: E402
+from emurust.rewards import All, Condition, Digits, LineRegister, Popcount, Ratio, Sum, Term, Visited, parse_reward, parse_terminate  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 WRAPPERS = ROOT / "roms" / "wrappers"
@@ -97,7 +97,10 @@ class SuperMarioLand(Definition):
         lives = bcd(read(0xDA15, 1)[0])
         score = digits(read, 0x9800 + 32, 6, 300 - 256)
         t = read(0xDA01, 2)
-        progress = 16 * read(0xC0AB, 1)[0] + read(0xC202, 1)[0]
+        # The fine scroll: SCX as screen line 16 was drawn (0 with the LCD off), as PyBoy's
+        # wrapper reads it from screen.tilemap_position_list.
+        scx = self.gb.line_parameters()[16][0] if read(0xFF40, 1)[0] & 0x80 else 0
+        progress = 16 * read(0xC0AB, 1)[0] + read(0xC202, 1)[0] + (scx - 7) % 16
         return lives, score, bcd(t[0]) + 100 * bcd(t[1]), progress
 
     def reward(self, now, prev):
@@ -177,6 +180,8 @@ class Mirror:
         data = pathlib.Path(rom).read_bytes()
         self.gbs = [emurust.GameBoy(data) for _ in range(n)]
         self.defs = [definition() for _ in range(n)]
+        for d, gb in zip(self.defs, self.gbs):
+            d.gb = gb  # for what is not in memory (Super Mario Land's line registers)
         self.start, self.actions, self.frame_skip, self.press = start, actions, frame_skip, press
         self.pending_reset = np.zeros(n, bool)
 
@@ -375,13 +380,17 @@ def test_overrides_win():
 def test_spec_dataclasses_and_dicts_parse_alike():
     a = parse_reward([Popcount(0xD747, 320, 4.0, True), Sum([1, 2], "u16be", scales=[16, 1]),
                       Ratio([1], [3], "u16be", delta="increase"), Digits(0x9800, 6, 47),
-                      Visited((1, 2, 3), capacity=100)])
+                      Visited((1, 2, 3), capacity=100),
+                      Sum([1], lines=[LineRegister(16, "SCX", -7, 16), (143, "wy")])])
     b = parse_reward([{"kind": "popcount", "addr": 0xD747, "length": 320, "weight": 4.0, "delta": True},
                       {"kind": "sum", "addrs": [1, 2], "type": "u16be", "scales": [16, 1]},
                       {"kind": "ratio", "addrs": [1], "den": [3], "type": "u16be", "delta": "increase"},
                       {"kind": "digits", "addr": 0x9800, "length": 6, "blank": 47},
-                      {"kind": "visited", "addrs": (1, 2, 3), "capacity": 100}])
+                      {"kind": "visited", "addrs": (1, 2, 3), "capacity": 100},
+                      {"kind": "sum", "addrs": [1], "lines": [{"line": 16, "register": "scx", "add": -7,
+                                                               "modulo": 16}, {"line": 143, "register": "wy"}]}])
     assert a == b
+    assert a[5]["lines"] == [(16, "scx", -7, 16, 1.0), (143, "wy", 0, 256, 1.0)]
     assert a[0] == {"kind": "popcount", "addrs": [0xD747], "length": 320, "weight": 4.0, "delta": "change"}
     assert a[4]["delta"] == "change", "Visited rewards new keys by default"
     assert parse_terminate([All(Condition(1, "u8", "==", 1), (2, "u8", "<", 3)), Condition(4, "u8", ">", 0)]) == [
@@ -402,6 +411,13 @@ def test_spec_dataclasses_and_dicts_parse_alike():
     (Term(1, "u8", delta="sometimes"), "unknown delta 'sometimes'"),
     (Sum([0x10000]), "outside 0x0000-0xFFFF"),
     ({"kind": "sum", "addrs": [1], "den": [2]}, "unknown keys \\['den'\\]"),
+    (Sum([1], lines=[LineRegister(144, "scx")]), "line must be 0-143"),
+    (Sum([1], lines=[LineRegister(0, "lcdc")]), "unknown line register 'lcdc'"),
+    (Sum([1], lines=[LineRegister(0, "scx", modulo=0)]), "modulo must be 1-256"),
+    (Sum([1], lines=[LineRegister(0, "scx", add=256)]), "add must be -255-255"),
+    (Sum([1], lines=[LineRegister(0, "scx", scale=float("inf"))]), "scale must be finite"),
+    (Sum([1], lines=[(0,)]), "expected \\(line, register, add, modulo, scale\\)"),
+    (Sum([1], lines=[{"line": 0, "register": "scx", "mod": 3}]), "unknown keys \\['mod'\\]"),
 ])
 def test_bad_specs_are_clear_value_errors(spec, message):
     with pytest.raises(ValueError, match=message):
@@ -415,6 +431,9 @@ def test_bad_specs_are_clear_value_errors(spec, message):
     ({"kind": "sum", "addrs": [1], "wat": 3}, "unknown key \"wat\""),
     ({"kind": "value", "addrs": [1], "delta": "maybe"}, "unknown delta"),
     ({"addrs": [1]}, "'kind' is required"),
+    ({"kind": "sum", "addrs": [1], "lines": [(144, "scx", 0, 16, 1.0)]}, "line 144 is outside 0-143"),
+    ({"kind": "sum", "addrs": [1], "lines": [(0, "ly", 0, 16, 1.0)]}, "unknown line register"),
+    ({"kind": "value", "addrs": [1], "lines": [(0, "scx", 0, 16, 1.0)]}, "lines apply to 'sum' terms only"),
 ])
 def test_batch_refuses_bad_term_dicts(spec, message):
     """The Rust parser checks what it is given too (specs need not come through parse_reward)."""

@@ -9,8 +9,13 @@ A **reward** is a list of terms; each step, every term reads a number from RAM a
 
 Besides one value at an address (:class:`Term`), a term can read:
 
-- :class:`Sum` ``(addrs, type, scales=None)``: the sum of the values at several addresses
-  (e.g. the levels of the six party slots), each times its scale if ``scales`` is given;
+- :class:`Sum` ``(addrs, type, scales=None, lines=())``: the sum of the values at several
+  addresses (e.g. the levels of the six party slots), each times its scale if ``scales`` is
+  given, plus any :class:`LineRegister` parts: an LCD register (``scx scy wx wy``) as a given
+  screen line was drawn, ``scale * ((value + add) mod modulo)``, 0 while the LCD is off (as
+  PyBoy's ``screen.tilemap_position_list``). A game that scrolls its play field below a fixed
+  status bar keeps the scroll only there (Super Mario Land's level progress adds
+  ``(SCX of line 16 - 7) mod 16``);
 - :class:`Ratio` ``(addrs, den, type)``: ``sum(addrs) / sum(den)``, 0 when the denominator is 0
   (e.g. party HP / party max HP);
 - :class:`Popcount` ``(addr, length)``: the number of set bits in ``length`` bytes from
@@ -60,7 +65,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 __all__ = [
-    "Term", "Sum", "Ratio", "Popcount", "Digits", "Visited", "Condition", "All",
+    "Term", "Sum", "LineRegister", "Ratio", "Popcount", "Digits", "Visited", "Condition", "All",
     "parse_reward", "parse_terminate", "VALUE_TYPES", "OPS", "DELTAS",
 ]
 
@@ -84,15 +89,31 @@ class Term:
 
 
 @dataclass(frozen=True)
+class LineRegister:
+    """A part of a :class:`Sum`: ``scale * ((register + add) mod modulo)``, the register (``scx``,
+    ``scy``, ``wx`` or ``wy``) as screen line ``line`` (0-143) was drawn; 0 while the LCD is off."""
+
+    line: int
+    register: str
+    add: int = 0
+    modulo: int = 256
+    scale: float = 1.0
+
+
+LINE_REGISTERS = ("scx", "scy", "wx", "wy")
+
+
+@dataclass(frozen=True)
 class Sum:
     """The sum of the values of ``type`` at each of ``addrs`` (each times its item of
-    ``scales``, if given)."""
+    ``scales``, if given) and of the :class:`LineRegister` parts in ``lines``."""
 
     addrs: Sequence[int]
     type: str = "u8"
     weight: float = 1.0
     delta: Delta = False
     scales: Optional[Sequence[float]] = None
+    lines: Sequence[Any] = ()
 
 
 @dataclass(frozen=True)
@@ -230,6 +251,27 @@ def _term_from_mapping(m: Mapping[str, Any], what: str) -> Any:
     return cls(**_from_mapping(rest, names, what, names[0]))
 
 
+def _line_part(p: Any, what: str) -> tuple[int, str, int, int, float]:
+    """A checked :class:`LineRegister` (or its dict or tuple) as the tuple ``Batch`` takes."""
+    if isinstance(p, Mapping):
+        p = LineRegister(**_from_mapping(p, [f.name for f in fields(LineRegister)], what, "line"))
+    elif isinstance(p, (tuple, list)):
+        if not 2 <= len(p) <= 5:
+            raise ValueError(f"{what}: expected (line, register, add, modulo, scale)")
+        p = LineRegister(*p)
+    elif not isinstance(p, LineRegister):
+        raise TypeError(f"{what}: expected a LineRegister, dict or tuple, got {type(p).__name__}")
+    if not isinstance(p.register, str) or p.register.lower() not in LINE_REGISTERS:
+        raise ValueError(f"{what}: unknown line register {p.register!r}; expected one of {LINE_REGISTERS}")
+    scale = p.scale
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise TypeError(f"{what}: scale must be a number, got {type(scale).__name__}")
+    if not math.isfinite(scale):
+        raise ValueError(f"{what}: scale must be finite")
+    return (_check_int(p.line, what, "line", 0, 143), p.register.lower(), _check_int(p.add, what, "add", -255, 255),
+            _check_int(p.modulo, what, "modulo", 1, 256), float(scale))
+
+
 def _term_spec(t: Any, what: str) -> dict:
     """The dict ``Batch(reward=...)`` takes for one checked term."""
     w = t.weight
@@ -253,6 +295,11 @@ def _term_spec(t: Any, what: str) -> dict:
             if len(scales) != len(spec["addrs"]):
                 raise ValueError(f"{what}: {len(scales)} scales for {len(spec['addrs'])} addresses")
             spec["scales"] = [float(x) for x in scales]
+        if isinstance(t.lines, (str, bytes, Mapping)) or not isinstance(t.lines, Iterable):
+            raise TypeError(f"{what}: lines must be a list of LineRegister, got {type(t.lines).__name__}")
+        lines = [_line_part(p, f"{what}: lines[{k}]") for k, p in enumerate(t.lines)]
+        if lines:
+            spec["lines"] = lines
     elif isinstance(t, Ratio):
         spec.update(kind="ratio", addrs=_check_addrs(t.addrs, what), den=_check_addrs(t.den, what, "den"),
                     type=_check_type(t.type, what))

@@ -19,9 +19,10 @@ the games' addresses taken from emurust's game wrappers (:mod:`emurust.pyboy_api
   terminates at the game-over screen.
 - **Super Mario Land** (``SUPER MARIOLAND``): the difference of PyBoy's wrapper fitness
   ``10000 x lives + score + 10 x time left + 10 x best level progress``; level progress is
-  ``16 x level block + Mario's x`` (the wrapper also adds the fine scroll, 0-15 px, taken from
-  the SCX of scanline 16, which is not in memory: it is left out). Terminates when the lives
-  reach 0 or at the game-over screen.
+  ``16 x level block + Mario's x + (SCX of screen line 16 - 7) mod 16`` as the wrapper
+  computes it (the fine scroll is kept only in the LCD register the game sets for the play
+  field, read as that line was drawn). Terminates when the lives reach 0 or at the game-over
+  screen.
 - **Kirby's Dream Land** (``KIRBY DREAM LAN``): score difference + 10 x health difference;
   terminates at game over (no lives left and no health).
 - **2048** (``2048``, the homebrew PyBoy tests with): score difference; terminates at game
@@ -50,7 +51,7 @@ from .pyboy_api.plugins import pokemon_gen1 as pokemon
 from .pyboy_api.plugins import super_mario_land as sml
 from .pyboy_api.plugins import tetris
 from .pyboy_api.symbols import symbol_table
-from .rewards import All, Condition, Digits, Popcount, Ratio, Sum, Term, Visited
+from .rewards import All, Condition, Digits, LineRegister, Popcount, Ratio, Sum, Term, Visited
 from .rom_header import cartridge_title
 
 __all__ = ["USER_ROM_GAMES", "UserRomGame", "user_rom_task_kwargs", "check_title"]
@@ -83,7 +84,8 @@ def _super_mario_land(_: "_RomInfo") -> tuple[list, list]:
         Term(sml.ADDR_LIVES_LEFT, "bcd1", weight=10000.0, delta=True),
         _screen_number(sml.BACKGROUND_MAP_ADDR, sml.SCORE_DIGITS, blank, weight=1.0, delta=True),
         Term(sml.ADDR_TIME_LEFT, "bcd2le", weight=10.0, delta=True),
-        Sum((sml.ADDR_LEVEL_BLOCK, sml.ADDR_MARIO_X), scales=(16.0, 1.0), weight=10.0, delta="new_max"),
+        Sum((sml.ADDR_LEVEL_BLOCK, sml.ADDR_MARIO_X), scales=(16.0, 1.0), weight=10.0, delta="new_max",
+            lines=(LineRegister(sml.SCROLL_LINE, "scx", add=-7, modulo=16),)),
     ]
     terminate = [
         Condition(sml.ADDR_LIVES_LEFT, "bcd1", "==", 0),

@@ -400,8 +400,9 @@ fn term_spec_from_py(item: &Bound<'_, PyAny>, what: &str) -> PyResult<TermSpec> 
             "{what}: expected (addr, type, weight, delta) or a dict with 'kind'"
         ))
     })?;
-    const KEYS: [&str; 10] = [
-        "kind", "addrs", "den", "scales", "type", "weight", "delta", "length", "blank", "capacity",
+    const KEYS: [&str; 11] = [
+        "kind", "addrs", "den", "scales", "lines", "type", "weight", "delta", "length", "blank",
+        "capacity",
     ];
     let mut spec = TermSpec {
         ty: "u8".into(),
@@ -419,6 +420,7 @@ fn term_spec_from_py(item: &Bound<'_, PyAny>, what: &str) -> PyResult<TermSpec> 
             "addrs" => spec.addrs = v.extract().map_err(bad)?,
             "den" => spec.den = v.extract().map_err(bad)?,
             "scales" => spec.scales = v.extract().map_err(bad)?,
+            "lines" => spec.lines = v.extract().map_err(bad)?,
             "type" => spec.ty = v.extract().map_err(bad)?,
             "weight" => spec.weight = v.extract().map_err(bad)?,
             "delta" => {

@@ -8,12 +8,25 @@ use emurust_core::GameBoy;
 /// a plain 64 KiB array).
 pub trait Peek {
     fn peek(&self, addr: u16) -> u8;
+
+    /// LCD register `reg` (0 SCX, 1 SCY, 2 WX, 3 WY) as screen line `line` was drawn, 0 while
+    /// the LCD is off (PyBoy's `screen.tilemap_position_list`, WX unshifted).
+    fn line_register(&self, _line: u8, _reg: u8) -> u8 {
+        0
+    }
 }
 
 impl Peek for GameBoy {
     #[inline]
     fn peek(&self, addr: u16) -> u8 {
         self.bus.peek(addr)
+    }
+
+    fn line_register(&self, line: u8, reg: u8) -> u8 {
+        if self.bus.peek(0xFF40) & 0x80 == 0 {
+            return 0;
+        }
+        self.bus.lcd.line_parameters()[line as usize][reg as usize]
     }
 }
 
@@ -291,6 +304,7 @@ pub enum Source {
         addrs: Vec<u16>,
         ty: ValueType,
         scales: Vec<f64>,
+        lines: Vec<LinePart>,
     },
     /// `sum(num) / sum(den)` (values of type `ty`); 0 when `sum(den)` is 0.
     Ratio {
@@ -312,6 +326,66 @@ pub enum Source {
     /// (e.g. map, x, y): exploration. `set` indexes the environment's visited sets.
     Visited { addrs: Vec<u16>, set: usize },
 }
+
+/// LCD registers a [`LinePart`] can read, in `line_parameters` order.
+pub const LINE_REGISTERS: [&str; 4] = ["scx", "scy", "wx", "wy"];
+
+/// A part of a `Sum` that is not in memory: `scale * ((reg + add) mod modulo)`, `reg` an LCD
+/// register (index into [`LINE_REGISTERS`]) as screen line `line` was drawn. Games that
+/// scroll mid-frame (a fixed status bar) keep their play field's scroll only there; Super Mario
+/// Land's level progress adds the fine scroll of line 16 this way.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinePart {
+    pub line: u8,
+    pub reg: u8,
+    pub add: i16,
+    pub modulo: u16,
+    pub scale: f64,
+}
+
+impl LinePart {
+    #[inline]
+    fn value<M: Peek + ?Sized>(&self, m: &M) -> f64 {
+        let raw = m.line_register(self.line, self.reg) as i32;
+        self.scale * (raw + self.add as i32).rem_euclid(self.modulo as i32) as f64
+    }
+}
+
+/// A line part as given from Python: (line, register name, add, modulo, scale).
+pub type LinePartSpec = (i64, String, i64, i64, f64);
+
+fn check_line_part(p: &LinePartSpec, what: &str) -> Result<LinePart, String> {
+    let (line, name, add, modulo, scale) = p;
+    let line = u8::try_from(*line)
+        .ok()
+        .filter(|&l| (l as usize) < SCREEN_LINES)
+        .ok_or_else(|| format!("{what}: line {line} is outside 0-{}", SCREEN_LINES - 1))?;
+    let reg = LINE_REGISTERS
+        .iter()
+        .position(|r| r == name)
+        .ok_or_else(|| {
+            format!("{what}: unknown line register {name:?}; expected one of {LINE_REGISTERS:?}")
+        })? as u8;
+    if !(-255..=255).contains(add) {
+        return Err(format!("{what}: add must be -255 to 255, got {add}"));
+    }
+    if !(1..=256).contains(modulo) {
+        return Err(format!("{what}: modulo must be 1-256, got {modulo}"));
+    }
+    if !scale.is_finite() {
+        return Err(format!("{what}: a line part's scale must be finite"));
+    }
+    Ok(LinePart {
+        line,
+        reg,
+        add: *add as i16,
+        modulo: *modulo as u16,
+        scale: *scale,
+    })
+}
+
+/// Screen lines with recorded LCD registers.
+const SCREEN_LINES: usize = 144;
 
 /// One reward term: `weight * f(value)`, `f` given by `delta`.
 #[derive(Clone, Debug)]
@@ -405,8 +479,13 @@ impl Term {
     pub fn value<M: Peek + ?Sized>(&self, m: &M, visited: &mut [VisitedSet]) -> f64 {
         match &self.source {
             Source::Value { addr, ty } => ty.read(m, *addr),
-            Source::Sum { addrs, ty, scales } => {
-                if scales.is_empty() {
+            Source::Sum {
+                addrs,
+                ty,
+                scales,
+                lines,
+            } => {
+                let memory: f64 = if scales.is_empty() {
                     addrs.iter().map(|&a| ty.read(m, a)).sum()
                 } else {
                     addrs
@@ -414,7 +493,8 @@ impl Term {
                         .zip(scales)
                         .map(|(&a, s)| s * ty.read(m, a))
                         .sum()
-                }
+                };
+                memory + lines.iter().map(|p| p.value(m)).sum::<f64>()
             }
             Source::Ratio { num, den, ty } => {
                 let d: f64 = den.iter().map(|&a| ty.read(m, a)).sum();
@@ -516,6 +596,7 @@ pub struct TermSpec {
     pub addrs: Vec<i64>,
     pub den: Vec<i64>,
     pub scales: Vec<f64>,
+    pub lines: Vec<LinePartSpec>,
     pub ty: String,
     pub weight: f64,
     pub delta: String,
@@ -597,6 +678,9 @@ impl TermSpec {
         if self.kind != "sum" && !self.scales.is_empty() {
             return Err(format!("{what}: scales apply to 'sum' terms only"));
         }
+        if self.kind != "sum" && !self.lines.is_empty() {
+            return Err(format!("{what}: lines apply to 'sum' terms only"));
+        }
         if self.kind != "ratio" && !self.den.is_empty() {
             return Err(format!("{what}: den applies to 'ratio' terms only"));
         }
@@ -633,6 +717,11 @@ impl TermSpec {
                     addrs: check_values(&self.addrs, ty, what)?,
                     ty,
                     scales: self.scales.clone(),
+                    lines: self
+                        .lines
+                        .iter()
+                        .map(|p| check_line_part(p, what))
+                        .collect::<Result<_, _>>()?,
                 }
             }
             "ratio" => {
@@ -854,6 +943,66 @@ mod tests {
         m.0[0x10] = 0;
         m.0[0x11] = 10; // num 10 + 0
         assert_eq!(r.value(&m, &mut []), 0.25);
+    }
+
+    /// Memory plus one recorded register value per (line, register).
+    struct LinesMem(Mem, [[u8; 4]; SCREEN_LINES]);
+
+    impl Peek for LinesMem {
+        fn peek(&self, addr: u16) -> u8 {
+            self.0.peek(addr)
+        }
+        fn line_register(&self, line: u8, reg: u8) -> u8 {
+            self.1[line as usize][reg as usize]
+        }
+    }
+
+    #[test]
+    fn sum_adds_line_register_parts() {
+        // Super Mario Land's progress: 16 x block + x + (SCX of line 16 - 7) mod 16.
+        let mut m = LinesMem(mem(), [[0; 4]; SCREEN_LINES]);
+        let sml = TermSpec {
+            scales: vec![16.0, 1.0],
+            lines: vec![(16, "scx".into(), -7, 16, 1.0)],
+            ..spec("sum", &[0x10, 0x20])
+        };
+        let t = build(&sml).unwrap().0;
+        m.0 .0[0x10] = 3;
+        m.0 .0[0x20] = 40;
+        for scx in 0..=255u8 {
+            m.1[16][0] = scx;
+            m.1[15][0] = scx.wrapping_add(1); // other lines do not count
+            let fine = (scx as i32 - 7).rem_euclid(16) as f64;
+            assert_eq!(t.value(&m, &mut []), 48.0 + 40.0 + fine, "scx {scx}");
+        }
+        m.1[143][3] = 200;
+        let wy = build(&TermSpec {
+            lines: vec![(143, "wy".into(), 0, 256, 0.5)],
+            ..spec("sum", &[0x10])
+        })
+        .unwrap()
+        .0;
+        assert_eq!(wy.value(&m, &mut []), 3.0 + 100.0);
+        let bad = |line: LinePartSpec| {
+            build(&TermSpec {
+                lines: vec![line],
+                ..spec("sum", &[0x10])
+            })
+            .unwrap_err()
+        };
+        assert!(bad((144, "scx".into(), 0, 16, 1.0)).contains("line 144 is outside 0-143"));
+        assert!(bad((-1, "scx".into(), 0, 16, 1.0)).contains("outside"));
+        assert!(bad((0, "lcdc".into(), 0, 16, 1.0)).contains("unknown line register \"lcdc\""));
+        assert!(bad((0, "scx".into(), 300, 16, 1.0)).contains("add must be"));
+        assert!(bad((0, "scx".into(), 0, 0, 1.0)).contains("modulo must be 1-256"));
+        assert!(bad((0, "scx".into(), 0, 16, f64::NAN)).contains("finite"));
+        let not_sum = TermSpec {
+            lines: vec![(0, "scx".into(), 0, 16, 1.0)],
+            ..spec("value", &[0x10])
+        };
+        assert!(build(&not_sum)
+            .unwrap_err()
+            .contains("lines apply to 'sum' terms only"));
     }
 
     #[test]

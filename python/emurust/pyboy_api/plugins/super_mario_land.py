@@ -21,6 +21,7 @@ ADDR_GAME_OVER = 0xC0A4  # holds GAME_OVER_VALUE on the game-over screen
 GAME_OVER_VALUE = 0x39
 ADDR_LEVEL_BLOCK = 0xC0AB  # level progress in 16-pixel blocks
 ADDR_MARIO_X = 0xC202  # Mario's x on screen
+SCROLL_LINE = 16  # the first play-field line: its SCX is the level's fine scroll (0-15 px with the block)
 # The status bar is on the background map at 0x9800. Its digit tiles are 256-265 and the blank
 # is tile 300 in PyBoy's numbering (signed tile addressing): bytes 0-9 and 44 in the map.
 BACKGROUND_MAP_ADDR = 0x9800
@@ -115,7 +116,7 @@ class GameWrapperSuperMarioLand(PyBoyGameWrapper):
         self.score = self._sum_number_on_screen(*SCORE_DIGITS, _BLANK, TILE_OFFSET)
         low, high = _bcd_to_dec(mem[ADDR_TIME_LEFT : ADDR_TIME_LEFT + 2])
         self.time_left = low + high * 100
-        scx = self.pyboy.screen.tilemap_position_list[16][0]
+        scx = self.pyboy.screen.tilemap_position_list[SCROLL_LINE][0]
         self.level_progress = mem[ADDR_LEVEL_BLOCK] * 16 + (scx - 7) % 16 + mem[ADDR_MARIO_X]
 
     def set_time_left(self, time):
