@@ -407,6 +407,12 @@ impl Apu {
         self.skipped_turn_end = u64::MAX;
     }
 
+    /// Whether sound is emulated (PyBoy's `sound_emulated`).
+    #[inline]
+    pub fn emulated(&self) -> bool {
+        self.emulated
+    }
+
     /// Catch up to absolute cycle `now`.
     #[inline]
     pub fn tick(&mut self, now: u64) {

@@ -824,7 +824,12 @@ impl GameBoy {
         {
             return;
         }
+        // The APU's part of `run_quiet_halted_turns`' condition holds for the whole halt.
+        let quiet_apu = self.bus.apu.catch_up_can_wait() || !self.bus.apu.emulated();
         while !self.bus.lcd.frame_done() {
+            if quiet_apu && self.run_quiet_halted_turns() {
+                break;
+            }
             // `run_slice` with a halted CPU and nothing pending: the clock jumps by the budget.
             let now = self.bus.cycles + self.slice_budget().max(4) as u64;
             self.bus.cycles = now;
@@ -836,6 +841,57 @@ impl GameBoy {
         }
         let now = self.bus.cycles;
         self.bus.timer.sync(now);
+    }
+
+    /// The turns of [`GameBoy::run_halted_turns`] in which only the LCD has anything to do,
+    /// run with nothing else: no OAM DMA, no serial transfer, an APU whose turn-end catch-ups
+    /// wait ([`Apu::catch_up_can_wait`]) or that is not emulated (the caller checks), and a timer that will skip
+    /// its syncs ([`Timer::quiet_until`]). Each such turn's end in `end_turn` would only
+    /// record its time in the APU (the last one counts), move the serial clock (syncs compose)
+    /// and tick the LCD; the turn lengths are `slice_budget`'s with the APU's and serial's
+    /// distances left out (never the nearest: see `run_frame`; no transfer). Stops before a
+    /// turn that reaches the timer's quiet limit (the general loop runs that one). Returns
+    /// true when an interrupt is pending or the frame is over.
+    #[inline(never)]
+    fn run_quiet_halted_turns(&mut self) -> bool {
+        let bus = &mut self.bus;
+        let quiet_until = match bus.timer.quiet_until() {
+            Some(t) if !bus.dma.active && bus.serial.idle() => t,
+            _ => return false,
+        };
+        let apu_records = bus.apu.catch_up_can_wait();
+        let start = bus.cycles;
+        let mut now = start;
+        let mut done = false;
+        loop {
+            let budget = (bus.timer.cycles_to_interrupt_at(now) as i64)
+                .min(bus.lcd.cycles_to_interrupt())
+                .min(bus.lcd.cycles_to_frame())
+                .max(4) as u64;
+            let end = now + budget;
+            if end >= quiet_until {
+                break;
+            }
+            now = end;
+            bus.lcd.tick(now);
+            bus.drain_lcd_irq();
+            if bus.pending_interrupts() != 0 || bus.lcd.frame_done() {
+                done = true;
+                break;
+            }
+        }
+        if now != start {
+            bus.cycles = now;
+            if apu_records {
+                bus.apu.skip_turn_catch_up(now);
+            } else {
+                // Not emulated: it only records the time (the last turn's counts).
+                bus.apu.tick(now);
+            }
+            // Idle: only its clock moves (no interrupt).
+            bus.serial.sync(now);
+        }
+        done
     }
 
     /// One turn of the scheduler: a CPU slice as long as the nearest device event allows,

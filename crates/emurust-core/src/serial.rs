@@ -69,6 +69,13 @@ impl Serial {
         self.sc = self.sc_fixed;
     }
 
+    /// No transfer under way: a sync only moves the clock, and syncs compose (one sync to
+    /// `now` equals any sequence of syncs ending at `now`).
+    #[inline]
+    pub fn idle(&self) -> bool {
+        !self.transferring
+    }
+
     #[inline]
     pub fn cycles_to_interrupt(&self) -> u64 {
         self.hint

@@ -188,6 +188,17 @@ impl Timer {
         fired
     }
 
+    /// The cycle before which [`Timer::sync_if_due`] does nothing (skips every sync), or
+    /// `None` when it would sync at its next call (a reload under way, a stale `hint`).
+    #[inline]
+    pub fn quiet_until(&self) -> Option<u64> {
+        if self.reload == Reload::Idle && !self.stale_hint {
+            Some(self.synced_at.saturating_add(self.hint))
+        } else {
+            None
+        }
+    }
+
     /// [`Timer::sync`] only if it could do more than count: when TIMA may have overflowed by
     /// `now`, a reload is under way, or `hint` is stale. Skipping is exact: a sync that finds
     /// no overflow adds `now - synced_at` to the counter and TIMA's edges, and those compose,
