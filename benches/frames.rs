@@ -1,9 +1,12 @@
-//! Frames per second of the core on our CPU-bound ROM, with and without drawing.
+//! Frames per second of the core on our CPU-bound ROM, our games and the community corpus's
+//! games (real programs by others), with and without drawing.
 //! `cargo bench -p emurust-core` (PyBoy's figure on the same ROM: `python benches/compare.py`).
 
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use emurust_core::apu::SoundOptions;
+use emurust_core::gameboy::Options;
 use emurust_core::GameBoy;
 
 fn bench_rom() -> Arc<[u8]> {
@@ -73,5 +76,69 @@ fn frames_games(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, frames, frames_games);
+/// Real games by others: the community corpus's games (`$EMURUST_TEST_ROMS/games`, default
+/// `../shared/data/roms-dev/games` beside the repository; Libbet is a Game Boy Color game),
+/// from power-on with START pressed, on the hardware their header asks for, sound emulated
+/// (PyBoy's default) and off. Skipped, with a note, where the corpus is not present.
+fn frames_corpus(c: &mut Criterion) {
+    let root = std::env::var("EMURUST_TEST_ROMS").unwrap_or_else(|_| {
+        format!(
+            "{}/../../../shared/data/roms-dev",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    });
+    let dir = std::path::Path::new(&root).join("games");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!(
+            "frames_corpus: no corpus at {} (set EMURUST_TEST_ROMS)",
+            dir.display()
+        );
+        return;
+    };
+    let mut roms: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| matches!(p.extension().and_then(|x| x.to_str()), Some("gb" | "gbc")))
+        .collect();
+    roms.sort();
+    let mut group = c.benchmark_group("frames_corpus");
+    group.throughput(Throughput::Elements(60));
+    for path in roms {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let rom: Arc<[u8]> = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .into();
+        for (sound, sound_name) in [(true, "sound"), (false, "sound_off")] {
+            let options = Options {
+                cgb: None,
+                sound: SoundOptions {
+                    emulated: sound,
+                    ..SoundOptions::default()
+                },
+            };
+            for render in [false, true] {
+                let mut gb = GameBoy::with_options(rom.clone(), None, options).unwrap();
+                gb.tick(60, false, sound);
+                gb.set_buttons(emurust_core::joypad::button::START);
+                gb.tick(2, false, sound);
+                gb.set_buttons(0);
+                gb.tick(120, false, sound);
+                let draw = if render {
+                    "render_every_frame"
+                } else {
+                    "no_render"
+                };
+                group.bench_function(format!("{name}/{sound_name}/{draw}"), |b| {
+                    b.iter(|| {
+                        for _ in 0..60 {
+                            gb.run_frame(render, sound);
+                        }
+                    })
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, frames, frames_games, frames_corpus);
 criterion_main!(benches);
