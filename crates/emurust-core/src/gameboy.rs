@@ -261,7 +261,7 @@ impl SystemBus {
             self.dma.reading = true;
             let value = self.read_at(((page as u16) << 8) | self.dma.index as u16, now, offset);
             self.dma.reading = false;
-            self.lcd.oam[self.dma.index as usize] = value;
+            self.lcd.oam_mut()[self.dma.index as usize] = value;
             self.dma.index += 1;
         }
         if self.dma.index == 0xA0 {
@@ -333,7 +333,7 @@ impl SystemBus {
                 return 0xFF;
             }
         }
-        self.lcd.oam[(addr - 0xFE00) as usize]
+        self.lcd.oam()[(addr - 0xFE00) as usize]
     }
 
     fn read_io(&mut self, addr: u16, now: u64, offset: u64) -> u8 {
@@ -410,7 +410,7 @@ impl SystemBus {
                     self.dma_catch_up(now, offset, offset);
                 }
                 if !self.dma.active {
-                    self.lcd.oam[(addr - 0xFE00) as usize] = value;
+                    self.lcd.oam_mut()[(addr - 0xFE00) as usize] = value;
                 }
             }
             0xFEA0..=0xFEFF => self.unusable[(addr - 0xFEA0) as usize] = value,
@@ -511,7 +511,7 @@ impl SystemBus {
             0xE000..=0xFDFF => self.wram[(addr - 0xE000) as usize],
             // As PyBoy's memory view: 0xFF while an OAM DMA that has started is running.
             0xFE00..=0xFE9F if self.dma.active && self.cycles >= self.dma.start => 0xFF,
-            0xFE00..=0xFE9F => self.lcd.oam[(addr - 0xFE00) as usize],
+            0xFE00..=0xFE9F => self.lcd.oam()[(addr - 0xFE00) as usize],
             0xFEA0..=0xFEFF => self.unusable[(addr - 0xFEA0) as usize],
             0xFF00 => self.joypad.read(),
             0xFF01 => self.serial.read_sb(),

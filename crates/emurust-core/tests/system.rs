@@ -113,7 +113,7 @@ fn dma_bytes_copied_before_refill(reg: u8) -> usize {
     ];
     let mut gb = GameBoy::new(rom_with(&program), None).unwrap();
     gb.tick(2, false, false);
-    let oam = &gb.bus.lcd.oam;
+    let oam = gb.bus.lcd.oam();
     assert!(oam.iter().all(|&b| b == 0x11 || b == 0x22), "{oam:?}");
     oam.iter().filter(|&&b| b == 0x11).count()
 }
@@ -139,7 +139,7 @@ fn the_memory_view_of_oam_reads_ff_while_a_started_dma_runs() {
     // PyBoy's memory view (pyboy.memory) gives 0xFF for OAM once a transfer has started and
     // until it ends, and the stored bytes otherwise; peek must show the same.
     let mut gb = GameBoy::new(rom_with(&[0x18, 0xFE]), None).unwrap();
-    gb.bus.lcd.oam[0] = 0x5A;
+    gb.bus.lcd.oam_mut()[0] = 0x5A;
     gb.bus.poke(0xFF46, 0xC0);
     assert_eq!(
         gb.bus.peek(0xFE00),
@@ -160,7 +160,7 @@ fn the_memory_view_of_oam_reads_ff_while_a_started_dma_runs() {
         gb.bus.peek(0xC000),
         "the copy, once it has ended"
     );
-    assert_eq!(gb.bus.peek(0xFE00), gb.bus.lcd.oam[0]);
+    assert_eq!(gb.bus.peek(0xFE00), gb.bus.lcd.oam()[0]);
 }
 
 /// The halted fast path (`GameBoy::run_halted_turns`: lazy timer and APU catch-ups while the

@@ -715,6 +715,7 @@ mod tests {
         let mut l = Lcd::new();
         l.set_cgb(true);
         for round in 0..2000u32 {
+            l.line_objects.stale = true;
             for b in l
                 .vram
                 .iter_mut()
@@ -730,7 +731,7 @@ mod tests {
             let ly = (next() % 144) as u8;
             for n in 0..40 {
                 if next() % 2 == 0 {
-                    l.oam[n * 4] = ly.wrapping_add(16).wrapping_sub((next() % 18) as u8);
+                    l.oam_mut()[n * 4] = ly.wrapping_add(16).wrapping_sub((next() % 18) as u8);
                 }
             }
             l.lcdc = next() as u8 | 0x80;

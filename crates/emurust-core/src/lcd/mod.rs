@@ -66,7 +66,9 @@ impl Step {
 #[derive(Clone)]
 pub struct Lcd {
     pub vram: [u8; 0x2000],
-    pub oam: [u8; 0xA0],
+    /// Private: every write goes through [`Lcd::oam_mut`], which keeps the per-line object
+    /// lists honest.
+    oam: [u8; 0xA0],
     /// Interrupt requests raised since the last [`Lcd::take_irq`] (bit0 VBlank, bit1 STAT).
     pub irq: u8,
 
@@ -835,6 +837,19 @@ impl Lcd {
         self.last_now
     }
 
+    /// Object attribute memory (FE00-FE9F).
+    #[inline]
+    pub fn oam(&self) -> &[u8; 0xA0] {
+        &self.oam
+    }
+
+    /// OAM for writing: the per-line object lists are rebuilt before their next use.
+    #[inline]
+    pub fn oam_mut(&mut self) -> &mut [u8; 0xA0] {
+        self.line_objects.stale = true;
+        &mut self.oam
+    }
+
     /// Current LY (no side effects).
     pub fn ly(&self) -> u8 {
         self.ly
@@ -946,7 +961,7 @@ impl Lcd {
     pub fn load_state(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
         let mut n = Lcd::new();
         n.vram.copy_from_slice(r.bytes_exact(0x2000)?);
-        n.oam.copy_from_slice(r.bytes_exact(0xA0)?);
+        n.oam_mut().copy_from_slice(r.bytes_exact(0xA0)?);
         n.irq = r.u8()?;
         n.lcdc = r.u8()?;
         n.stat = r.u8()?;

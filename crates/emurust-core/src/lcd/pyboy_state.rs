@@ -184,7 +184,7 @@ impl Lcd {
 
         // All validated: apply in PyBoy's order.
         self.vram = vram;
-        self.oam = oam;
+        *self.oam_mut() = oam;
         let irq = self.irq;
         self.write_lcdc(lcdc);
         self.bgp = bgp;

@@ -195,12 +195,13 @@ fn draw_tiles(
 
 /// The objects on each screen line: the first 10 in OAM order whose rows cover it (Pan
 /// Docs, "OAM Scan"). Both mode 3's length and the drawing need them on every line, so
-/// they are worked out for all lines at once and reused for as long as OAM and the object
-/// height stay the same (OAM typically changes once a frame, by DMA in VBlank).
+/// they are worked out for all lines at once and reused until OAM is written or the object
+/// height changes (OAM typically changes once a frame, by DMA in VBlank).
 #[derive(Clone)]
 pub(super) struct LineObjects {
-    /// The OAM and object height the lists were made from (height 0: not made yet).
-    oam: [u8; 0xA0],
+    /// OAM was written since the lists were made (set by `Lcd::oam_mut`).
+    pub(super) stale: bool,
+    /// The object height the lists were made for.
     height: u8,
     count: [u8; SCREEN_H],
     /// OAM offsets (4 * object number), in OAM order.
@@ -210,7 +211,7 @@ pub(super) struct LineObjects {
 impl LineObjects {
     pub(super) fn new() -> LineObjects {
         LineObjects {
-            oam: [0; 0xA0],
+            stale: true,
             height: 0,
             count: [0; SCREEN_H],
             offsets: [[0; 10]; SCREEN_H],
@@ -219,7 +220,7 @@ impl LineObjects {
 
     #[cold]
     fn rebuild(&mut self, oam: &[u8; 0xA0], height: u8) {
-        self.oam = *oam;
+        self.stale = false;
         self.height = height;
         self.count = [0; SCREEN_H];
         for (n, entry) in oam.as_chunks::<4>().0.iter().enumerate() {
@@ -247,7 +248,7 @@ impl Lcd {
         if let (Some(&count), Some(offsets)) =
             (cache.count.get(ly as usize), cache.offsets.get(ly as usize))
         {
-            if cache.height != height || cache.oam != self.oam {
+            if cache.stale || cache.height != height {
                 cache.rebuild(&self.oam, height);
                 return (
                     cache.offsets[ly as usize],
@@ -650,8 +651,8 @@ mod tests {
         }
         let colours = [1u8, 2, 3, 1, 2, 3, 1, 2];
         for x in (0u8..=8).chain(160..=168) {
-            l.oam = [0; 0xA0];
-            l.oam[..4].copy_from_slice(&[16, x, 1, 0]); // top line on LY 0
+            *l.oam_mut() = [0; 0xA0];
+            l.oam_mut()[..4].copy_from_slice(&[16, x, 1, 0]); // top line on LY 0
             l.draw_line(0);
             let mut want = [0u8; 160];
             for (dx, &c) in colours.iter().enumerate() {
@@ -683,17 +684,17 @@ mod tests {
             for b in l.vram.iter_mut() {
                 *b = rng.byte();
             }
-            for b in l.oam.iter_mut() {
+            for b in l.oam_mut().iter_mut() {
                 *b = rng.byte();
             }
             // Objects clustered near the line so that many overlap it.
             let ly = (rng.next() % 144) as u8;
             for n in 0..40 {
                 if rng.next().is_multiple_of(2) {
-                    l.oam[n * 4] = ly.wrapping_add(16).wrapping_sub((rng.next() % 18) as u8);
+                    l.oam_mut()[n * 4] = ly.wrapping_add(16).wrapping_sub((rng.next() % 18) as u8);
                 }
                 if rng.next().is_multiple_of(2) {
-                    l.oam[n * 4 + 1] = (rng.next() % 176) as u8;
+                    l.oam_mut()[n * 4 + 1] = (rng.next() % 176) as u8;
                 }
             }
             l.lcdc = rng.byte() | 0x80;
@@ -713,7 +714,7 @@ mod tests {
                 if pass == 1 && rng.next().is_multiple_of(2) {
                     // Same LCD again, OAM changed or not: the per-line lists must follow.
                     let i = (rng.next() % 0xA0) as usize;
-                    l.oam[i] = rng.byte();
+                    l.oam_mut()[i] = rng.byte();
                 }
                 l.window_line = window_line;
                 let (want_shades, want_bgz) = reference_line(&l, ly, window_line);

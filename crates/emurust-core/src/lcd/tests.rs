@@ -170,7 +170,7 @@ fn objects_lengthen_mode3() {
     );
     // A line with only an off-screen object is 4 dots shorter.
     let (mut l2, mut now) = lcd_on();
-    l2.oam[0..4].copy_from_slice(&[16, 170, 0, 0]);
+    l2.oam_mut()[0..4].copy_from_slice(&[16, 170, 0, 0]);
     l2.write_register(0xFF40, 0x93, now);
     let log = run_frame(&mut l2, &mut now);
     assert_eq!(
@@ -416,7 +416,7 @@ fn pyboy_pixel_dump() {
     for step in 0..steps {
         let render = take(1)[0] != 0;
         l.vram.copy_from_slice(take(0x2000));
-        l.oam.copy_from_slice(take(0xA0));
+        l.oam_mut().copy_from_slice(take(0xA0));
         let regs = take(10).to_vec();
         for (a, v) in REGS.iter().zip(regs.iter()) {
             l.write_register(*a, *v, now);
@@ -505,7 +505,8 @@ fn pyboy_timing_trace() {
     assert!(lines.next().unwrap().starts_with("LCDTRACE1"));
     let mut l = Lcd::new();
     l.vram.copy_from_slice(&hex_bytes(lines.next().unwrap()));
-    l.oam.copy_from_slice(&hex_bytes(lines.next().unwrap()));
+    l.oam_mut()
+        .copy_from_slice(&hex_bytes(lines.next().unwrap()));
     let (mut ops, mut screens, mut sections) = (0, 0, 0);
     for (n, line) in lines.enumerate() {
         if let Some(hex) = line.strip_prefix("S ") {
@@ -575,7 +576,7 @@ fn pyboy_timing_trace() {
                 if l.oam_write_locked(a[3], a[4]) {
                     1
                 } else {
-                    l.oam[(a[1] - 0xFE00) as usize] = a[2] as u8;
+                    l.oam_mut()[(a[1] - 0xFE00) as usize] = a[2] as u8;
                     0
                 }
             }
