@@ -322,3 +322,23 @@ def test_workers_keep_triton_unloaded():
         return sys.modules.get("triton", "unset") is None
 
     assert ray.get(triton_marked_absent.remote(), timeout=60)
+
+
+def test_rllib_benchmark_grey_half_for_pyboy_equals_emurusts():
+    """benches/rllib_throughput.py gives PyBoy's environments emurust's ``grey_half`` observation,
+    computed from the grey screen: byte for byte what emurust returns for the same screen."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benches"))
+    import rllib_throughput as rb
+
+    venv = GameBoyVectorEnv(2, **dict(KW, obs=["grey", "grey_half"], max_episode_steps=100))
+    obs, _ = venv.reset(seed=3)
+    for a in ([2, 5], [7, 1], [0, 6], [3, 4], [6, 2]):
+        obs, *_ = venv.step(np.array(a))
+    for i in range(2):
+        assert len(np.unique(obs["grey"][i])) >= 3  # a screen with several shades, not a blank one
+        half = rb.grey_half(obs["grey"][i])
+        assert half.shape == (1, 72, 80) and half.dtype == np.uint8
+        assert np.array_equal(half, obs["grey_half"][i])
+    venv.close()
