@@ -2,7 +2,10 @@
 worker node as separate raylets on this machine): actors spread over both nodes give the local
 batch's results, and losing the worker node mid-run restores its actor on the head."""
 
+import os
 import pathlib
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -34,6 +37,25 @@ def cluster():
     yield c, worker
     ray.shutdown()
     c.shutdown()
+
+
+@pytest.mark.parametrize("framework,args", [
+    ("sb3", ["--steps", "384"]),
+    ("rllib", ["--iterations", "2", "--batch", "192"]),
+])
+def test_the_example_script_runs_on_the_cluster_given_its_address(cluster, framework, args):
+    """examples/ray_ppo.py, the script docs/ray.md runs on a laptop and on a cluster, trains on
+    this two-node cluster with only --address added: 3 one-CPU actors (or env runners) need
+    both nodes (the head has 2 CPUs). Runs before the node-loss test below (same cluster)."""
+    c, _ = cluster
+    cmd = [sys.executable, str(ROOT / "examples" / "ray_ppo.py"), framework, "--address", c.address,
+           "--actors", "3", "--envs", "2", "--threads", "1", *args]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert f"{framework}: " in out.stdout and "environment steps/s" in out.stdout, out.stdout[-2000:]
+    # It joined this cluster (Ray logs the address it connects to), not a Ray of its own.
+    assert f"Connecting to existing Ray cluster at address: {c.address}" in out.stderr, out.stderr[-2000:]
 
 
 def test_two_nodes_spread_identical_results_and_node_loss(cluster):
