@@ -79,7 +79,7 @@ fn main() {
             }
             let samples: Vec<u8> = gb.bus.apu.samples().iter().map(|&v| v as u8).collect();
             fold(h, &samples);
-            fold(h, &gb.instructions.to_le_bytes());
+            fold(h, &gb.instructions().to_le_bytes());
             if i % 64 == 63 || i + 1 == frames {
                 fold(h, &gb.save_state());
             }
@@ -94,6 +94,6 @@ fn main() {
     println!(
         "{frames} frames in {dt:.3} s: {:.0} frames/s, {:.1} M instructions/s",
         frames as f64 / dt,
-        gb.instructions as f64 / dt / 1e6
+        gb.instructions() as f64 / dt / 1e6
     );
 }

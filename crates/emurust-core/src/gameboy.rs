@@ -642,13 +642,12 @@ pub struct GameBoy {
     /// the HALT itself after the interrupt.
     halted_after_ei: bool,
     pub frames: u64,
-    /// Addresses of the last instructions executed (a ring), for divergence reports.
+    /// Addresses of the last instructions executed (a ring), for divergence reports;
+    /// instruction `k` (counted by `instructions`) is at `k mod PC_TRACE_LEN`.
     pc_trace: [u16; PC_TRACE_LEN],
-    /// Free-running write position (wraps at 256, a multiple of the ring's length): masked,
-    /// so the ring write needs no bounds check or modulo.
-    pc_trace_next: u8,
-    /// Instructions executed since power-on (statistics; not part of save states).
-    pub instructions: u64,
+    /// Instructions executed since power-on (statistics and the PC trace's write position;
+    /// not part of save states).
+    instructions: u64,
     /// The machine stopped mid-frame (right after the boot ROM exited); the next `run_frame`
     /// finishes that frame instead of starting a new one.
     resume_frame: bool,
@@ -667,8 +666,8 @@ pub struct GameBoy {
 }
 
 pub const PC_TRACE_LEN: usize = 32;
-const _: () = assert!(PC_TRACE_LEN.is_power_of_two() && PC_TRACE_LEN <= 256);
-const PC_TRACE_MASK: u8 = (PC_TRACE_LEN - 1) as u8;
+const _: () = assert!(PC_TRACE_LEN.is_power_of_two());
+const PC_TRACE_MASK: usize = PC_TRACE_LEN - 1;
 
 impl GameBoy {
     /// Power on with `boot_rom` (256 bytes, mapped at 0000-00FF until FF50 is written), or
@@ -734,7 +733,6 @@ impl GameBoy {
             halted_after_ei: false,
             frames: 0,
             pc_trace: [0; PC_TRACE_LEN],
-            pc_trace_next: 0,
             instructions: 0,
             resume_frame: false,
             break_hit: false,
@@ -1237,9 +1235,9 @@ impl GameBoy {
     /// Count an instruction at `pc` and put it in the PC trace (as `execute_instruction`).
     #[inline(always)]
     fn trace(&mut self, pc: u16) {
-        self.instructions += 1;
-        self.pc_trace[(self.pc_trace_next & PC_TRACE_MASK) as usize] = pc;
-        self.pc_trace_next = self.pc_trace_next.wrapping_add(1);
+        let k = self.instructions;
+        self.pc_trace[k as usize & PC_TRACE_MASK] = pc;
+        self.instructions = k + 1;
     }
 
     /// At a slice start: wake from HALT and dispatch the highest-priority pending interrupt.
@@ -1286,19 +1284,22 @@ impl GameBoy {
         self.bus.cycles += 20;
     }
 
+    /// Instructions executed since power-on (not part of save states).
+    pub fn instructions(&self) -> u64 {
+        self.instructions
+    }
+
     /// The last instructions' addresses, oldest first.
     pub fn pc_trace(&self) -> Vec<u16> {
         let n = PC_TRACE_LEN;
         (0..n)
-            .map(|i| self.pc_trace[(self.pc_trace_next as usize + i) % n])
+            .map(|i| self.pc_trace[(self.instructions as usize).wrapping_add(i) % n])
             .collect()
     }
 
     fn execute_instruction(&mut self) {
-        self.instructions += 1;
         let pc = self.cpu.r.pc;
-        self.pc_trace[(self.pc_trace_next & PC_TRACE_MASK) as usize] = pc;
-        self.pc_trace_next = self.pc_trace_next.wrapping_add(1);
+        self.trace(pc);
         let bus = &mut self.bus;
         bus.instr_start = bus.cycles;
         bus.instr_pc = pc;

@@ -694,7 +694,7 @@ impl PyGameBoy {
 
     #[allow(clippy::too_many_arguments)]
     fn impl_instructions(&self) -> u64 {
-        self.gb.instructions
+        self.gb.instructions()
     }
 
     #[allow(clippy::too_many_arguments)]
