@@ -3,7 +3,7 @@ value they get back is compared (tick results, screen, sound, memory, registers,
 sprites, tiles, game wrappers, save states, battery RAM files, exceptions).
 
 ROMs: ours (roms/*.gb, games/*.gb, roms/wrappers/*.gb) and a community game from the shared
-data (shock-lobster.gb, set EMURUST_DEV_ROMS to its folder if it is not at the default).
+data (shock-lobster.gb in the corpus EMURUST_TEST_ROMS names, default ../shared/data/roms-dev).
 """
 
 from __future__ import annotations
@@ -25,8 +25,10 @@ from pyboy_api_harness import Recorder, api, assert_same, first_difference, run_
 import emurust
 from emurust.pyboy_api import _bridge
 from emurust.verify.rollout import pyboy_state_without_wall_clock
+from emurust.verify.suites import default_roms_dir
 
-DEV_ROMS = pathlib.Path(os.environ.get("EMURUST_DEV_ROMS", ROOT.parent / "shared" / "data" / "roms-dev" / "games"))
+# The community corpus, where every test finds it (EMURUST_TEST_ROMS, else ../shared/data/roms-dev).
+DEV_ROMS = pathlib.Path(default_roms_dir(ROOT)) / "games"
 SHOCK_LOBSTER = DEV_ROMS / "shock-lobster.gb"
 OUR_ROMS = sorted((ROOT / "roms").glob("*.gb")) + sorted((ROOT / "games").glob("*.gb"))
 WRAPPERS = ROOT / "roms" / "wrappers"
@@ -35,7 +37,7 @@ BATTERY_ROMS = ["roms/mbc1.gb", "roms/mbc2.gb", "roms/mbc3.gb", "roms/mbc5.gb", 
 
 def all_roms():
     if not SHOCK_LOBSTER.is_file():
-        pytest.fail(f"community ROM not found at {SHOCK_LOBSTER}; set EMURUST_DEV_ROMS")
+        pytest.fail(f"community ROM not found at {SHOCK_LOBSTER}; set EMURUST_TEST_ROMS to the corpus")
     return [str(p) for p in OUR_ROMS] + [str(SHOCK_LOBSTER)]
 
 
