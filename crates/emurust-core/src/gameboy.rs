@@ -846,7 +846,8 @@ impl GameBoy {
     /// wait ([`Apu::catch_up_can_wait`]) or that is not emulated (the caller checks), and a
     /// timer that will skip its syncs ([`Timer::quiet_until`]). Each such turn's end in
     /// `end_turn` would only record its time in the APU (the last one counts), move the serial
-    /// clock (syncs compose) and tick the LCD. The turn lengths are `slice_budget`'s without
+    /// clock (syncs compose) and tick the LCD, so the loop ticks the LCD and `end_turn` runs
+    /// once, for the last turn. The turn lengths are `slice_budget`'s without
     /// the APU's and the serial port's distances, which cannot be the nearest here (see
     /// `run_frame`; no transfer): 2% fewer host instructions per frame than asking
     /// `slice_budget`, which debug builds check it equals. Stops before a turn that reaches
@@ -859,7 +860,6 @@ impl GameBoy {
             Some(t) if !bus.dma.active && bus.serial.idle() => t,
             _ => return false,
         };
-        let apu_records = bus.apu.catch_up_can_wait();
         let start = bus.cycles;
         let mut done = false;
         loop {
@@ -883,17 +883,11 @@ impl GameBoy {
                 break;
             }
         }
-        let bus = &mut self.bus;
-        let now = bus.cycles;
+        let now = self.bus.cycles;
         if now != start {
-            if apu_records {
-                bus.apu.skip_turn_catch_up(now);
-            } else {
-                // Not emulated: it only records the time (the last turn's counts).
-                bus.apu.tick(now);
-            }
-            // Idle: only its clock moves (no interrupt).
-            bus.serial.sync(now);
+            // The last turn's end in full: the APU records it and the serial clock moves; the
+            // rest finds nothing to do (no DMA, the timer before `quiet_until`, the LCD there).
+            self.end_turn(now, true);
         }
         done
     }
