@@ -4,14 +4,13 @@ import argparse
 import gzip
 import json
 import os
-import pathlib
 import subprocess
 import sys
 
 import pytest
 
 from conftest import ROOT
-from emurust import cli
+from emurust import cli, prompts
 from emurust.verify import cpu as vcpu
 
 
@@ -78,21 +77,10 @@ def test_bad_input_is_one_line_and_exit_status_2(tmp_path, args, message):
     assert list(tmp_path.iterdir()) == [tmp_path / "notes.txt"]
 
 
-def _tree_holding_the_package():
-    """The emurust source tree the installed package lives in (an editable install, or a
-    virtual environment inside a clone: `pip install .` from the README), else None."""
-    import emurust
-
-    for d in pathlib.Path(emurust.__file__).resolve().parents:
-        if (d / "crates" / "emurust-core" / "Cargo.toml").is_file():
-            return d
-    return None
-
-
 def test_vectors_found_in_the_repository_by_default(monkeypatch, tmp_path):
     monkeypatch.delenv("SM83_VECTORS", raising=False)
     monkeypatch.chdir(tmp_path)  # not from the current directory: from the source tree
-    root = _tree_holding_the_package()
+    root = prompts.package_tree()
     if root is None:
         # An installed (not editable) package outside any source tree: found from inside one.
         monkeypatch.chdir(ROOT)
@@ -116,8 +104,6 @@ def test_sm83_vectors_variable_overrides_the_default(monkeypatch, tmp_path, caps
 
 
 def test_vectors_not_found_says_what_to_pass(monkeypatch, capsys):
-    from emurust import prompts
-
     monkeypatch.delenv("SM83_VECTORS", raising=False)
     monkeypatch.setattr(prompts, "repo_root", lambda: None)  # as an installed package, outside the repository
     assert cli.main(["verify", "cpu"]) == 2
@@ -132,7 +118,7 @@ def test_installed_package_outside_the_repository(tmp_path):
     outside.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "SM83_VECTORS"}
     p = emurust_cli_in(outside, env, "verify", "cpu", "--show-failures", "1")
-    if _tree_holding_the_package() is not None:
+    if prompts.package_tree() is not None:
         # An editable install, or a virtual environment inside a clone, finds that source tree.
         assert p.returncode == 0 and p.stdout.strip().endswith("50000 passed, 0 failed")
     else:

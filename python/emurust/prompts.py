@@ -182,13 +182,23 @@ def pyboy_dir() -> Optional[Path]:
     return Path(spec.origin).parent if spec and spec.origin else None
 
 
-def repo_root() -> Optional[Path]:
-    """The emurust source tree (the one holding this file, or the current directory)."""
-    for start in (Path(__file__).resolve().parent, Path.cwd()):
-        for d in (start, *start.parents):
-            if (d / "crates" / "emurust-core" / "Cargo.toml").is_file():
-                return d
+def _source_tree_holding(start: Path) -> Optional[Path]:
+    """The emurust source tree that `start` lies in, if any."""
+    for d in (start, *start.parents):
+        if (d / "crates" / "emurust-core" / "Cargo.toml").is_file():
+            return d
     return None
+
+
+def package_tree() -> Optional[Path]:
+    """The emurust source tree this package lives in (an editable install, or a virtual
+    environment inside a clone), else None."""
+    return _source_tree_holding(Path(__file__).resolve().parent)
+
+
+def repo_root() -> Optional[Path]:
+    """The emurust source tree (the one holding this package, or the current directory's)."""
+    return package_tree() or _source_tree_holding(Path.cwd())
 
 
 def resolve_location(loc: str) -> Path:
