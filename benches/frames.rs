@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use emurust_core::apu::SoundOptions;
 use emurust_core::gameboy::Options;
 use emurust_core::GameBoy;
@@ -16,25 +17,47 @@ fn bench_rom() -> Arc<[u8]> {
         .into()
 }
 
+/// Benchmark `gb` at 60 frames per iteration (Criterion's `thrpt` is then frames/s), drawing
+/// every frame or none, sampling audio if `sound`; named `{prefix}render_every_frame` or
+/// `{prefix}no_render`.
+fn bench_60_frames(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    prefix: &str,
+    mut gb: GameBoy,
+    render: bool,
+    sound: bool,
+) {
+    let draw = if render {
+        "render_every_frame"
+    } else {
+        "no_render"
+    };
+    group.bench_function(format!("{prefix}{draw}"), |b| {
+        b.iter(|| {
+            for _ in 0..60 {
+                gb.run_frame(render, sound);
+            }
+        })
+    });
+}
+
+/// Into a game as a player gets there: `before` frames, START held for 2, `after` frames.
+fn press_start(gb: &mut GameBoy, before: u32, after: u32, sound: bool) {
+    gb.tick(before, false, sound);
+    gb.set_buttons(emurust_core::joypad::button::START);
+    gb.tick(2, false, sound);
+    gb.set_buttons(0);
+    gb.tick(after, false, sound);
+}
+
 fn frames(c: &mut Criterion) {
     let rom = bench_rom();
     let mut group = c.benchmark_group("frames");
     group.throughput(Throughput::Elements(60));
     for render in [false, true] {
-        let name = if render {
-            "render_every_frame"
-        } else {
-            "no_render"
-        };
         let mut gb = GameBoy::new(rom.clone(), None).unwrap();
         gb.tick(120, false, false); // past start-up
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                for _ in 0..60 {
-                    gb.run_frame(render, false);
-                }
-            })
-        });
+        bench_60_frames(&mut group, "", gb, render, false);
     }
     group.finish();
 }
@@ -51,26 +74,8 @@ fn frames_games(c: &mut Criterion) {
             .into();
         for render in [false, true] {
             let mut gb = GameBoy::new(rom.clone(), None).unwrap();
-            gb.tick(10, false, false);
-            gb.set_buttons(emurust_core::joypad::button::START);
-            gb.tick(2, false, false);
-            gb.set_buttons(0);
-            gb.tick(60, false, false);
-            let name = format!(
-                "{game}/{}",
-                if render {
-                    "render_every_frame"
-                } else {
-                    "no_render"
-                }
-            );
-            group.bench_function(name, |b| {
-                b.iter(|| {
-                    for _ in 0..60 {
-                        gb.run_frame(render, false);
-                    }
-                })
-            });
+            press_start(&mut gb, 10, 60, false);
+            bench_60_frames(&mut group, &format!("{game}/"), gb, render, false);
         }
     }
     group.finish();
@@ -117,23 +122,14 @@ fn frames_corpus(c: &mut Criterion) {
             };
             for render in [false, true] {
                 let mut gb = GameBoy::with_options(rom.clone(), None, options).unwrap();
-                gb.tick(60, false, sound);
-                gb.set_buttons(emurust_core::joypad::button::START);
-                gb.tick(2, false, sound);
-                gb.set_buttons(0);
-                gb.tick(120, false, sound);
-                let draw = if render {
-                    "render_every_frame"
-                } else {
-                    "no_render"
-                };
-                group.bench_function(format!("{name}/{sound_name}/{draw}"), |b| {
-                    b.iter(|| {
-                        for _ in 0..60 {
-                            gb.run_frame(render, sound);
-                        }
-                    })
-                });
+                press_start(&mut gb, 60, 120, sound);
+                bench_60_frames(
+                    &mut group,
+                    &format!("{name}/{sound_name}/"),
+                    gb,
+                    render,
+                    sound,
+                );
             }
         }
     }
