@@ -242,7 +242,7 @@ impl Cpu {
 
     /// Store to an 8-bit operand by its 3-bit code; code 6 costs a write cycle.
     #[inline(always)]
-    fn set_r8<B: Bus>(&mut self, bus: &mut B, code: u8, v: u8) {
+    pub(crate) fn set_r8<B: Bus>(&mut self, bus: &mut B, code: u8, v: u8) {
         match code & 7 {
             0 => self.r.b = v,
             1 => self.r.c = v,
@@ -361,7 +361,7 @@ impl Cpu {
     }
 
     #[inline(always)]
-    fn dec8(&mut self, v: u8) -> u8 {
+    pub(crate) fn dec8(&mut self, v: u8) -> u8 {
         let res = v.wrapping_sub(1);
         let half = if v & 0x0F == 0 { FLAG_H } else { 0 };
         self.r.f = (self.r.f & FLAG_C) | zero_flag(res) | FLAG_N | half;

@@ -62,6 +62,18 @@ struct OamDma {
     start: u64,
 }
 
+impl OamDma {
+    /// The page the copy reads: on the DMG, sources FE and FF read work RAM (DE, DF).
+    #[inline]
+    fn page(&self, cgb: bool) -> u8 {
+        if self.source >= 0xFE && !cgb {
+            self.source - 0x20
+        } else {
+            self.source
+        }
+    }
+}
+
 /// Everything the CPU reaches through memory: the memory map, the devices and the clock.
 pub struct SystemBus {
     pub cart: Cartridge,
@@ -107,13 +119,16 @@ pub struct SystemBus {
     hl_at_start: u16,
     /// [`BAIL_END`]: set by writes that may change what the scheduler planned; ends the
     /// slice. [`BAIL_POLL`]: an `LDH A,(n)` just read an LCD register a polling loop may wait
-    /// on (a hint for [`GameBoy::run_poll_loop`]; the slice goes on).
+    /// on (a hint for [`GameBoy::run_poll_loop`]; the slice goes on). [`BAIL_DMA_WAIT`]: an
+    /// instruction was fetched from HRAM while an OAM DMA runs (a hint for
+    /// [`GameBoy::run_dma_wait_loop`]).
     bail: u8,
 }
 
 /// See [`SystemBus::bail`].
 const BAIL_END: u8 = 1;
 const BAIL_POLL: u8 = 2;
+const BAIL_DMA_WAIT: u8 = 4;
 
 impl SystemBus {
     fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>, cgb: bool, sound: SoundOptions) -> Self {
@@ -253,11 +268,7 @@ impl SystemBus {
         }
         let target = (elapsed / 4).min(0xA0) as u8;
         while self.dma.index < target {
-            let page = if self.dma.source >= 0xFE && !self.cgb {
-                self.dma.source - 0x20
-            } else {
-                self.dma.source
-            };
+            let page = self.dma.page(self.cgb);
             self.dma.reading = true;
             let value = self.read_at(((page as u16) << 8) | self.dma.index as u16, now, offset);
             self.dma.reading = false;
@@ -547,6 +558,9 @@ impl Bus for SystemBus {
         if addr.wrapping_sub(0x100) < self.fetch_span || (addr < 0x100 && !self.boot_rom_mapped) {
             self.cart.read_rom(addr)
         } else {
+            if addr >= 0xFF80 && self.dma.active {
+                self.bail |= BAIL_DMA_WAIT;
+            }
             // PyBoy fetches all operand bytes at the instruction's start, 4 cycles apart for the LCD.
             let k = addr.wrapping_sub(self.instr_pc) as u64;
             let now = self.instr_start;
@@ -660,6 +674,11 @@ pub struct GameBoy {
     /// for that test and for measurements, not a setting.
     #[doc(hidden)]
     pub halted_fast_path: bool,
+    /// Run polling loops on LY/STAT ([`GameBoy::run_poll_loop`]) and OAM DMA wait loops
+    /// ([`GameBoy::run_dma_wait_loop`]) without the interpreter (the default); off, the
+    /// interpreter runs them. Same results either way (tested); a switch for that test.
+    #[doc(hidden)]
+    pub wait_loop_fast_paths: bool,
     /// Within `run_frame`: the APU may skip its end-of-turn catch-ups while
     /// [`Apu::catch_up_can_wait`]; register accesses and the frame's end catch it up.
     apu_may_lag: bool,
@@ -738,6 +757,7 @@ impl GameBoy {
             break_hit: false,
             frame_start: 0,
             halted_fast_path: true,
+            wait_loop_fast_paths: true,
             apu_may_lag: false,
         };
         if !with_boot {
@@ -1113,12 +1133,17 @@ impl GameBoy {
         self.bus.bail = 0;
         while self.bus.cycles < target {
             self.execute_instruction();
-            if self.bus.bail != 0 {
-                if self.bus.bail & BAIL_END != 0 {
+            let bail = self.bus.bail;
+            if bail != 0 {
+                if bail & BAIL_END != 0 {
                     break;
                 }
                 self.bus.bail = 0;
-                self.run_poll_loop(target);
+                if bail & BAIL_DMA_WAIT != 0 {
+                    self.run_dma_wait_loop(target);
+                } else {
+                    self.run_poll_loop(target);
+                }
             }
         }
     }
@@ -1144,7 +1169,8 @@ impl GameBoy {
         let bus = &self.bus;
         let start = bus.instr_pc;
         let cpu = &self.cpu;
-        if cpu.ei_delay != 0
+        if !self.wait_loop_fast_paths
+            || cpu.ei_delay != 0
             || cpu.brk
             || cpu.halted
             || bus.dma.active
@@ -1223,6 +1249,69 @@ impl GameBoy {
             self.cpu.r.a = value;
             self.bus.cycles = now + 12;
             self.cpu.r.pc = start + 2;
+        }
+    }
+
+    /// The wait loop of an OAM DMA routine in HRAM,
+    ///
+    /// ```text
+    /// L: DEC r            ; r = B C D E H L or A
+    ///    JR NZ,L
+    /// ```
+    ///
+    /// run without the interpreter while a DMA copies from ROM or work RAM. Called right after
+    /// an instruction fetched from HRAM with the DMA running, if PC is at such a loop. Each
+    /// iteration does what the interpreter would (the same `cycles < target` test before every
+    /// instruction, flags, cycles, PC, instruction count and PC trace), except the DMA
+    /// catch-up at each HRAM fetch. The next catch-up comes later but copies the same bytes:
+    /// after the loop the CPU fetches from HRAM again (the loop ends at most at FFFE) or the
+    /// slice ends (`end_turn`), with no memory access in between; the loop writes nothing and
+    /// takes no interrupt, and reads of ROM and work RAM do not depend on the time (unlike
+    /// VRAM's, OAM's or a cartridge clock's, whose DMAs take the interpreter).
+    #[inline(never)]
+    fn run_dma_wait_loop(&mut self, target: u64) {
+        let cpu = &self.cpu;
+        let bus = &self.bus;
+        let at = cpu.r.pc;
+        if !self.wait_loop_fast_paths
+            || cpu.ei_delay != 0
+            || cpu.brk
+            || cpu.halted
+            || !bus.dma.active
+            || !(0xFF80..=0xFFFB).contains(&at)
+        {
+            return;
+        }
+        let page = bus.dma.page(bus.cgb);
+        if !(page < 0x80 || (0xC0..=0xFD).contains(&page)) {
+            return;
+        }
+        let code = |k: u16| bus.hram[(at + k - 0xFF80) as usize];
+        let dec = code(0);
+        if dec & 0xC7 != 0x05 || dec == 0x35 || code(1) != 0x20 || code(2) != 0xFD {
+            return;
+        }
+        let reg = dec >> 3;
+        while self.bus.cycles < target {
+            self.trace(at);
+            let start = self.bus.cycles;
+            let v = self.cpu.get_r8(&mut self.bus, reg);
+            let v = self.cpu.dec8(v);
+            self.cpu.set_r8(&mut self.bus, reg, v);
+            self.bus.cycles = start + 4;
+            self.cpu.r.pc = at + 1;
+            if self.bus.cycles >= target {
+                break;
+            }
+            self.trace(at + 1);
+            let start = self.bus.cycles;
+            if v == 0 {
+                self.bus.cycles = start + 8;
+                self.cpu.r.pc = at + 3;
+                break;
+            }
+            self.bus.cycles = start + 12;
+            self.cpu.r.pc = at;
         }
     }
 

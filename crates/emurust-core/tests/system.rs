@@ -163,13 +163,15 @@ fn the_memory_view_of_oam_reads_ff_while_a_started_dma_runs() {
     assert_eq!(gb.bus.peek(0xFE00), gb.bus.lcd.oam()[0]);
 }
 
-/// The halted fast path (`GameBoy::run_halted_turns`: lazy timer and APU catch-ups while the
-/// CPU is halted) changes nothing: every frame's screen, samples and whole machine state are
-/// the same as turn by turn, on our games and test ROMs (HALT with timer, STAT, VBlank and
-/// serial interrupts, music on all four channels, LCD off/on, OAM DMA), on DMG and Game Boy
-/// Color hardware, sound sampled, emulated but not sampled, and off, with changing buttons.
+/// The fast paths (`GameBoy::run_halted_turns`: lazy timer and APU catch-ups while the CPU is
+/// halted; `run_poll_loop` and `run_dma_wait_loop`: LY/STAT polling loops and OAM DMA wait
+/// loops without the interpreter) change nothing: every frame's screen, samples and whole
+/// machine state are the same as turn by turn and instruction by instruction, on our games and
+/// test ROMs (HALT with timer, STAT, VBlank and serial interrupts, music on all four channels,
+/// LCD off/on, OAM DMA waits with interrupts and every source), on DMG and Game Boy Color
+/// hardware, sound sampled, emulated but not sampled, and off, with changing buttons.
 #[test]
-fn the_halted_fast_path_gives_the_turn_by_turn_results() {
+fn the_fast_paths_give_the_general_paths_results() {
     use emurust_core::apu::SoundOptions;
     use emurust_core::gameboy::Options;
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
@@ -200,6 +202,7 @@ fn the_halted_fast_path_gives_the_turn_by_turn_results() {
             let mut fast = GameBoy::with_options(rom.clone(), None, options).unwrap();
             let mut slow = GameBoy::with_options(rom.clone(), None, options).unwrap();
             slow.halted_fast_path = false;
+            slow.wait_loop_fast_paths = false;
             let what = format!("{} cgb={cgb:?} sound={emulated}/{sampled}", path.display());
             // Fewer frames in debug builds (overflow checks on), which run ~15x slower.
             let frames: u32 = if cfg!(debug_assertions) { 100 } else { 240 };
