@@ -47,10 +47,12 @@ def test_identical_whatever_the_thread_count():
     one = run_batch(6, 1)
     two = run_batch(6, 2)
     four = run_batch(6, 4)
-    for x, y, z in zip(one, two, four):
+    eight = run_batch(6, 8)  # more threads than environments
+    for x, y, z, w in zip(one, two, four, eight):
         for k in x:
             np.testing.assert_array_equal(x[k], y[k], err_msg=k)
             np.testing.assert_array_equal(x[k], z[k], err_msg=k)
+            np.testing.assert_array_equal(x[k], w[k], err_msg=k)
     # Something actually happened (scores moved, screens differ between environments).
     assert any(s["rewards"].any() for s in one)
     assert not np.array_equal(one[-1]["grey"][0], one[-1]["grey"][1])
