@@ -1171,10 +1171,7 @@ impl GameBoy {
         let bus = &self.bus;
         let start = bus.instr_pc;
         let cpu = &self.cpu;
-        if !self.wait_loop_fast_paths
-            || cpu.ei_delay != 0
-            || cpu.brk
-            || cpu.halted
+        if !self.may_run_wait_loop()
             || bus.dma.active
             || bus.fetch_span == 0
             || !(0x100..=0x7FF0).contains(&start)
@@ -1275,13 +1272,7 @@ impl GameBoy {
         let cpu = &self.cpu;
         let bus = &self.bus;
         let at = cpu.r.pc;
-        if !self.wait_loop_fast_paths
-            || cpu.ei_delay != 0
-            || cpu.brk
-            || cpu.halted
-            || !bus.dma.active
-            || !(0xFF80..=0xFFFB).contains(&at)
-        {
+        if !self.may_run_wait_loop() || !bus.dma.active || !(0xFF80..=0xFFFB).contains(&at) {
             return;
         }
         let page = bus.dma.page(bus.cgb);
@@ -1315,6 +1306,14 @@ impl GameBoy {
             self.bus.cycles = start + 12;
             self.cpu.r.pc = at;
         }
+    }
+
+    /// What both wait-loop fast paths need: the switch on, and a CPU that runs each
+    /// instruction plainly (no EI under way, no breakpoints, not halted).
+    #[inline]
+    fn may_run_wait_loop(&self) -> bool {
+        let cpu = &self.cpu;
+        self.wait_loop_fast_paths && cpu.ei_delay == 0 && !cpu.brk && !cpu.halted
     }
 
     /// Count an instruction at `pc` and put it in the PC trace (as `execute_instruction`).

@@ -109,7 +109,7 @@ impl Timer {
         if elapsed == 0 {
             return false;
         }
-        if self.reload == Reload::Idle && !self.stale_hint && elapsed < self.hint {
+        if self.no_overflow_within(elapsed) {
             // Before the overflow (or with the timer off): count. The overflow's time stays
             // where it was, so the distance shrinks by what elapsed (FAR_AWAY stays).
             self.synced_at = now;
@@ -218,13 +218,17 @@ impl Timer {
     /// reads the timer between syncs.
     #[inline]
     pub fn sync_if_due(&mut self, now: u64) -> bool {
-        if self.reload == Reload::Idle
-            && !self.stale_hint
-            && now.wrapping_sub(self.synced_at) < self.hint
-        {
+        if self.no_overflow_within(now.wrapping_sub(self.synced_at)) {
             return false;
         }
         self.sync(now)
+    }
+
+    /// True when the next `elapsed` cycles after the last sync hold no overflow and no
+    /// reload (and `hint` can be trusted to say so): only counting happens in them.
+    #[inline]
+    fn no_overflow_within(&self, elapsed: u64) -> bool {
+        self.reload == Reload::Idle && !self.stale_hint && elapsed < self.hint
     }
 
     /// What [`Timer::cycles_to_interrupt`] would return after a sync at `now` (for a timer
