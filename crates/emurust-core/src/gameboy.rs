@@ -884,8 +884,13 @@ impl GameBoy {
         let start = bus.cycles;
         let mut done = false;
         loop {
+            let now = self.bus.cycles;
+            let after_lines = self.bus.lcd.skip_quiet_lines(now, quiet_until);
+            if after_lines != now {
+                self.bus.cycles = after_lines;
+                continue;
+            }
             let bus = &self.bus;
-            let now = bus.cycles;
             let budget = bus
                 .lcd
                 .cycles_to_interrupt()

@@ -544,6 +544,78 @@ impl Lcd {
         }
     }
 
+    /// Whole lines of a halted stretch at once, with exactly the effects of their
+    /// transitions one by one (DMG, LCD on and past its first frame). Called at `now` (the last
+    /// tick) with the next transition moving LY on ([`Step::NextLine`], mode 0); runs lines
+    /// LY+1.. while each one's four transitions and the next line's start all come before
+    /// `limit`, none of them can raise an interrupt, and the line is not the last before
+    /// VBlank: no mode source in STAT, and the LY=LYC source off or LYC not among the lines.
+    /// Then the STAT line stays low, and a line's object penalty only splits it between
+    /// modes 3 and 0, so it is computed for the last line alone. Leaves the LCD as the
+    /// transitions would, at the start of the last line's mode 0. Returns the new time (`now`
+    /// when no line qualifies).
+    #[inline]
+    pub fn skip_quiet_lines(&mut self, now: u64, limit: u64) -> u64 {
+        if self.cgb_hw || self.step != Step::NextLine {
+            return now;
+        }
+        self.skip_quiet_lines_dmg(now, limit)
+    }
+
+    #[inline(never)]
+    fn skip_quiet_lines_dmg(&mut self, now: u64, limit: u64) -> u64 {
+        if !self.enabled()
+            || self.restart_pending
+            || self.first_frame
+            || self.mode != 0
+            || self.stat & 0x38 != 0
+        {
+            return now;
+        }
+        debug_assert_eq!(now, self.last_now, "called at the last tick");
+        // Not overdue (then it would wrap). A distance under 4 makes the scheduler's turn
+        // overshoot the transition, but the next turns end at the transitions again, which
+        // are counted from the targets, not from the ticks: the lines end where computed below.
+        let to_next = self.clock_target.wrapping_sub(self.clock);
+        if to_next >= FRAME_CYCLES {
+            return now;
+        }
+        let lyc_source = self.stat & 0x40 != 0;
+        let mut lines = 0u64;
+        loop {
+            let line = self.ly as u64 + lines + 1;
+            if line > 142
+                || (lyc_source && line == self.lyc as u64)
+                || now + to_next + 456 * (lines + 1) > limit
+            {
+                break;
+            }
+            lines += 1;
+        }
+        if lines == 0 {
+            return now;
+        }
+        for _ in 0..lines {
+            self.ly += 1;
+            self.window_armed |= self.wy == self.ly;
+            self.hblank_line::<false>();
+        }
+        // The last line's LY=LYC compare; the STAT line ends low (no source can hold it high).
+        self.compare_lyc();
+        self.mode3_extra = self.mode3_adjustment_for::<false>(self.ly);
+        // The last line started at `line_start`; its mode 0 at 4 + 80 + 172 + extra dots.
+        let line_start = self.clock_target.wrapping_add(456 * (lines - 1));
+        let mode0 = line_start.wrapping_add((256 + self.mode3_extra as i64) as u64);
+        let advanced = mode0.wrapping_sub(self.clock);
+        self.clock = mode0;
+        self.clock_target = line_start.wrapping_add(456);
+        self.next_mode = 2;
+        self.last_now = now + advanced;
+        self.to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
+        self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
+        self.last_now
+    }
+
     /// Extra mode 3 dots for line `ly` (objects on the line, and SCX fine scroll).
     fn mode3_adjustment(&mut self, ly: u8) -> i16 {
         if self.cgb_hw {

@@ -649,3 +649,94 @@ fn corrupt_timing_is_rejected() {
         .load_state(&mut StateReader::new(&w.buf))
         .unwrap();
 }
+
+/// `skip_quiet_lines` leaves the LCD exactly where the scheduler's turns, one transition at
+/// a time, leave it (every saved field, the per-line parameters, the picture when drawn, the
+/// distances), and none of those turns raises an interrupt. Random STAT sources, LYC, window,
+/// scroll, objects, drawing, starting points and limits.
+#[test]
+fn skipping_quiet_lines_equals_the_transitions_one_by_one() {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let snapshot = |l: &Lcd| {
+        let mut w = StateWriter::new();
+        l.save_state(&mut w);
+        (
+            w.buf,
+            l.line_params,
+            l.cycles_to_interrupt(),
+            l.cycles_to_frame(),
+            l.screen_rgba().to_vec(),
+        )
+    };
+    let (mut skips, mut lines, mut near, mut at_lyc) = (0, 0u64, 0, 0);
+    for round in 0..4000 {
+        let (mut l, mut now) = lcd_on();
+        let stat = [0x00, 0x00, 0x40, 0x40, 0x08, 0x20, 0x48][(next() % 7) as usize];
+        l.write_register(0xFF41, stat, now);
+        l.write_register(0xFF45, (next() % 160) as u8, now);
+        l.write_register(0xFF4A, (next() % 150) as u8, now);
+        l.write_register(0xFF4B, (next() % 170) as u8, now);
+        l.write_register(0xFF43, next() as u8, now);
+        l.write_register(0xFF40, [0x91, 0x93, 0xB3, 0xF7][(next() % 4) as usize], now);
+        for k in 0..(next() % 12) as usize {
+            let o = 4 * (next() % 40) as usize;
+            let (y, xpos) = ((next() % 170) as u8, (next() % 176) as u8);
+            l.oam_mut()[o..o + 4].copy_from_slice(&[y, xpos, k as u8, 0]);
+        }
+        l.set_render(round % 3 == 0);
+        l.take_irq();
+        // Turns as the scheduler takes them, up to a random point of a later frame; some
+        // end early, at any cycle, as the CPU's accesses tick the LCD (so a halted stretch
+        // can begin 0-3 dots before a transition).
+        for _ in 0..(next() % 900) {
+            let turn = l.cycles_to_interrupt().min(l.cycles_to_frame()).max(4) as u64;
+            now += if next() % 4 == 0 { next() % turn } else { turn };
+            l.tick(now);
+            l.take_irq();
+        }
+        if l.frame_done() {
+            l.set_frame_done(false);
+        }
+        match next() % 4 {
+            // LYC just ahead (with the short limits below, often the last skipped line) or
+            // on the current line (the STAT line may be high as the skip begins).
+            0 | 1 => l.write_register(0xFF45, l.ly().wrapping_add(1 + (next() % 6) as u8), now),
+            2 => l.write_register(0xFF45, l.ly(), now),
+            _ => {}
+        }
+        l.take_irq();
+        let limit = now + next() % [3_000, 80_000][(next() % 2) as usize];
+        let mut skipped = l.clone();
+        let to = skipped.skip_quiet_lines(now, limit);
+        if to == now {
+            continue;
+        }
+        assert!(to < limit);
+        skips += 1;
+        lines += (to - now) / 456;
+        near += (l.clock_target - l.clock < 4) as u32;
+        at_lyc += (skipped.ly == skipped.lyc) as u32;
+        while now < to {
+            now += l.cycles_to_interrupt().min(l.cycles_to_frame()).max(4) as u64;
+            l.tick(now);
+            assert_eq!(l.take_irq(), 0, "round {round}: an interrupt at {now}");
+            assert!(!l.frame_done());
+        }
+        assert_eq!(now, to, "round {round}");
+        assert!(
+            snapshot(&l) == snapshot(&skipped),
+            "round {round}: states differ"
+        );
+    }
+    // The test means something only if lines were skipped, often and many.
+    assert!(skips > 100 && lines > 2000, "{skips} skips, {lines} lines");
+    // Among them: skips from under 4 dots before the line's end (the scheduler's turn
+    // overshoots), and skips ending on LYC (with its STAT source off).
+    assert!(near > 3 && at_lyc > 3, "{near} near, {at_lyc} at LYC");
+}
