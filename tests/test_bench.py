@@ -226,3 +226,23 @@ def test_device_suite_is_valid_bash():
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_engines_take_turns_run_by_run(monkeypatch):
+    """A drift in the machine's speed must fall on every engine alike: the runs of one
+    measurement alternate between the engines, and an engine that fails stops alone."""
+    calls = []
+
+    def fake_run_one(engine, rom, pattern, frames, cpu, timeout, sound="on", state="", cgb="auto"):
+        calls.append(engine)
+        if engine == "gambatte" and calls.count("gambatte") == 2:
+            return {"engine": engine, "error": "broke"}
+        return {"engine": engine, "fps": 100.0 if engine == "emurust" else 50.0, "fps_wall": 1.0, "always_draws": False}
+
+    monkeypatch.setattr(bench, "run_one", fake_run_one)
+    monkeypatch.setattr(bench, "available", lambda e: None)
+    r = bench.compare([str(ROOT / "roms" / "bench.gb")], ["emurust", "pyboy", "gambatte"], ["render"], 10, 3, log=lambda *a: None)
+    assert calls == ["emurust", "pyboy", "gambatte", "emurust", "pyboy", "gambatte", "emurust", "pyboy"]
+    by_engine = {s["engine"]: s for s in r["summary"]}
+    assert by_engine["emurust"]["runs"] == 3 and by_engine["emurust"]["vs_pyboy"] == 2.0
+    assert by_engine["gambatte"]["runs"] == 1

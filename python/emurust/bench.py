@@ -29,7 +29,8 @@ at power-on, past their title screens' first frames) and, when the community cor
 
 frames/s is frames / CPU seconds of the worker process (``time.process_time``), robust on a
 loaded shared machine; wall-clock frames/s is recorded too. The reported figure is the median of
-``--repeat`` runs. Ratios are against PyBoy on the same ROM, pattern and sound mode.
+``--repeat`` runs; the engines take turns run by run, so that a drift in the machine's speed
+falls on all of them alike. Ratios are against PyBoy on the same ROM, pattern and sound mode.
 
 Engines that are not installed are skipped with the reason (``pip install pyboy==2.8.1``,
 ``pip install gambaterm``, ``apt-get install libmgba0.10`` + ``pip install mgba cached-property``).
@@ -398,40 +399,51 @@ def compare(
             raise FileNotFoundError(f"state not found: {state}")
         for pattern in patterns:
             for sound, cgb in ((s, c) for s in sounds for c in cgbs):
-                for engine in active:
-                    if sound == "off" and engine not in ("emurust", "pyboy"):
-                        continue  # Gambatte and mGBA always synthesise audio
-                    if (state_path or cgb != "auto") and engine not in ("emurust", "pyboy"):
-                        continue
-                    got = []
-                    for _ in range(repeat):
+                eligible = [
+                    e
+                    for e in active
+                    # Gambatte and mGBA always synthesise audio, and start from power-on only.
+                    if (sound != "off" and not state_path and cgb == "auto") or e in ("emurust", "pyboy")
+                ]
+                # The engines take turns, run by run, so that a drift in the machine's speed
+                # (frequency, neighbours) falls on all of them alike.
+                got: dict[str, list[dict[str, Any]]] = {e: [] for e in eligible}
+                failed: set[str] = set()
+                for _ in range(repeat):
+                    for engine in eligible:
+                        if engine in failed:
+                            continue
                         r = run_one(engine, path, pattern, frames, cpu, timeout, sound, state_path, cgb)
                         r["rom"] = entry
                         runs.append(r)
                         if "error" in r:
                             log(f"{engine} {entry} {pattern} sound {sound} cgb {cgb}: ERROR {r['error']}")
-                            break
-                        got.append(r)
-                    if got:
-                        fps = [g["fps"] for g in got]
-                        summary.append(
-                            {
-                                "engine": engine,
-                                "rom": entry,
-                                "pattern": pattern,
-                                "sound": sound,
-                                "cgb": cgb,
-                                "cgb_model": cgb == "on" or (cgb == "auto" and _cgb_flagged(path)),
-                                "fps": statistics.median(fps),
-                                "fps_min": min(fps),
-                                "fps_max": max(fps),
-                                "fps_wall": statistics.median(g["fps_wall"] for g in got),
-                                "always_draws": got[0]["always_draws"],
-                                "runs": len(got),
-                            }
-                        )
-                        log(f"  {engine:9} {pathlib.Path(rom).name:18} {pattern:9} sound {sound:3} cgb {cgb:4} "
-                            f"{summary[-1]['fps']:10,.0f} frames/s")
+                            failed.add(engine)
+                            continue
+                        got[engine].append(r)
+                for engine in eligible:
+                    ok = got[engine]
+                    if not ok:
+                        continue
+                    fps = [g["fps"] for g in ok]
+                    summary.append(
+                        {
+                            "engine": engine,
+                            "rom": entry,
+                            "pattern": pattern,
+                            "sound": sound,
+                            "cgb": cgb,
+                            "cgb_model": cgb == "on" or (cgb == "auto" and _cgb_flagged(path)),
+                            "fps": statistics.median(fps),
+                            "fps_min": min(fps),
+                            "fps_max": max(fps),
+                            "fps_wall": statistics.median(g["fps_wall"] for g in ok),
+                            "always_draws": ok[0]["always_draws"],
+                            "runs": len(ok),
+                        }
+                    )
+                    log(f"  {engine:9} {pathlib.Path(rom).name:18} {pattern:9} sound {sound:3} cgb {cgb:4} "
+                        f"{summary[-1]['fps']:10,.0f} frames/s")
     # Ratios against PyBoy, same ROM, pattern, sound mode and hardware choice.
     ref = {_key(s): s["fps"] for s in summary if s["engine"] == "pyboy"}
     for s in summary:
