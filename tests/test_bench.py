@@ -217,15 +217,13 @@ def test_pyboy_env_matches_the_task():
     env.close()
 
 
-def test_device_suite_is_valid_bash():
+def test_bench_scripts_are_valid_bash():
     import subprocess
 
-    for script in ("device_suite.sh", "fetch_device_wheels.sh"):
-        subprocess.run(["bash", "-n", str(ROOT / "benches" / script)], check=True)
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__, "-q"]))
+    scripts = sorted((ROOT / "benches").glob("*.sh"))
+    assert {"device_suite.sh", "device_speed.sh", "host_instructions.sh"} <= {s.name for s in scripts}
+    for script in scripts:
+        subprocess.run(["bash", "-n", str(script)], check=True)
 
 
 def test_engines_take_turns_run_by_run(monkeypatch):
@@ -246,3 +244,7 @@ def test_engines_take_turns_run_by_run(monkeypatch):
     by_engine = {s["engine"]: s for s in r["summary"]}
     assert by_engine["emurust"]["runs"] == 3 and by_engine["emurust"]["vs_pyboy"] == 2.0
     assert by_engine["gambatte"]["runs"] == 1
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
