@@ -216,6 +216,10 @@ pub struct Apu {
     /// PyBoy's sample buffer (`options.sample_buffer_len()` bytes as signed samples).
     samples: Box<[i8]>,
     samples_len: usize,
+    /// Tests: settle the lazy channel timers after every chunk (the reference that the
+    /// lazy ones must match).
+    #[cfg(test)]
+    eager_timers: bool,
 }
 
 impl Default for Apu {
@@ -265,6 +269,8 @@ impl Apu {
             ch4: Noise::new(),
             samples: vec![0; options.sample_buffer_len()].into_boxed_slice(),
             samples_len: 0,
+            #[cfg(test)]
+            eager_timers: false,
         }
     }
 
@@ -457,6 +463,12 @@ impl Apu {
         }
         self.caught_up_to = now;
         while left > 0 {
+            if self.sampling {
+                left -= self.sample_span::<CGB>(left);
+                if left == 0 {
+                    break;
+                }
+            }
             let mut chunk = left;
             if self.sampling {
                 chunk = chunk.min(self.sample_at.wrapping_sub(self.clock));
@@ -480,6 +492,8 @@ impl Apu {
                     self.ch3.advance(chunk);
                     self.ch4.advance(chunk);
                 }
+                #[cfg(test)]
+                self.settle_if_eager();
             }
             self.clock += chunk;
             left -= chunk;
@@ -496,6 +510,103 @@ impl Apu {
         self.hint = self.sample_at.min(self.seq_at);
         if CGB {
             self.hint <<= self.speed_shift;
+        }
+    }
+
+    /// The catch-up loop's chunks that end at sample targets before the next frame-sequencer
+    /// event, within the next `left` cycles, run in one go (sampling, powered, no sweep timer
+    /// running). Between sequencer events nothing changes which channels are audible
+    /// (playing, volume above 0, routed by NR51), so that is decided once: silent pulse and
+    /// noise channels' lazy timers take the whole stretch at the end (it composes), audible
+    /// ones settle at each sample, and what depends on where chunks end (CH3's wave-RAM
+    /// window; on the CGB, CH3 and CH4's alignment and counter) runs chunk by chunk as
+    /// before. Returns the cycles run (0: no such target).
+    #[inline(never)]
+    fn sample_span<const CGB: bool>(&mut self, left: u64) -> u64 {
+        let start = self.clock;
+        let end = (start + left).min(self.seq_at.saturating_sub(1));
+        let sweep = &self.sweep;
+        if !self.powered
+            || sweep.check_delay != 0
+            || (CGB && (sweep.calc_delay != 0 || sweep.restart_hold != 0))
+            || self.sample_at > end
+            || self.sample_at <= start
+        {
+            return 0;
+        }
+        let routes = self.nr51 as i64;
+        // All ones where NR51 routes channel `n` to the left / right output.
+        let to_left = |n: u32| -((routes >> (4 + n)) & 1);
+        let to_right = |n: u32| -((routes >> n) & 1);
+        let audible =
+            |on: bool, volume: i64, n: u32| on && volume != 0 && routes & (0x11 << n) != 0;
+        let pulse1 = audible(self.ch1.on, self.ch1.env.volume, 0);
+        let pulse2 = audible(self.ch2.on, self.ch2.env.volume, 1);
+        let wave = self.ch3.on && routes & 0x44 != 0;
+        let noise = audible(self.ch4.on, self.ch4.env.volume, 3);
+        let mut clock = start;
+        while self.sample_at <= end {
+            let dt = self.sample_at - clock;
+            clock = self.sample_at;
+            let (mut left, mut right) = (0i64, 0i64);
+            if pulse1 {
+                self.ch1.advance(dt);
+                let v = self.ch1.sample();
+                left += v & to_left(0);
+                right += v & to_right(0);
+            }
+            if pulse2 {
+                self.ch2.advance(dt);
+                let v = self.ch2.sample();
+                left += v & to_left(1);
+                right += v & to_right(1);
+            }
+            if CGB {
+                self.ch3.advance_cgb(dt);
+                self.ch4.advance_cgb(dt);
+            } else {
+                self.ch3.advance(dt);
+            }
+            if wave {
+                let v = self.ch3.sample();
+                left += v & to_left(2);
+                right += v & to_right(2);
+            }
+            if noise {
+                if !CGB {
+                    self.ch4.advance(dt);
+                }
+                let v = self.ch4.sample();
+                left += v & to_left(3);
+                right += v & to_right(3);
+            }
+            #[cfg(test)]
+            self.settle_if_eager();
+            self.push_sample(left, right);
+            self.next_sample += self.cycles_per_sample;
+            self.sample_at = ceil_cycles(self.next_sample);
+        }
+        let ran = clock - start;
+        // The CGB's pulse timers run only while playing (see `advance_cgb`).
+        if !pulse1 && (!CGB || self.ch1.on) {
+            self.ch1.advance(ran);
+        }
+        if !pulse2 && (!CGB || self.ch2.on) {
+            self.ch2.advance(ran);
+        }
+        if !noise && !CGB {
+            self.ch4.advance(ran);
+        }
+        self.clock = clock;
+        ran
+    }
+
+    #[cfg(test)]
+    fn settle_if_eager(&mut self) {
+        if self.eager_timers {
+            self.ch1.settle();
+            self.ch2.settle();
+            self.ch4.settle();
         }
     }
 
@@ -626,21 +737,33 @@ impl Apu {
     fn take_sample(&mut self) {
         let (mut left, mut right) = (0i64, 0i64);
         if self.powered {
-            let out = [
-                self.ch1.sample(),
-                self.ch2.sample(),
-                self.ch3.sample(),
-                self.ch4.sample(),
-            ];
-            for (n, v) in out.into_iter().enumerate() {
-                if self.nr51 & (0x10 << n) != 0 {
-                    left += v;
-                }
-                if self.nr51 & (0x01 << n) != 0 {
-                    right += v;
-                }
+            // A channel routed to neither output is not asked: its lazy timer stays unsettled
+            // (see `Pulse::advance`), which saves most of a sample's cost in games that leave
+            // channels unrouted.
+            let routes = self.nr51;
+            let mut mix = |n: usize, v: i64| {
+                // Branch-free: each side adds `v` where NR51 routes channel `n` to it.
+                left += v & -(((routes >> (4 + n)) & 1) as i64);
+                right += v & -(((routes >> n) & 1) as i64);
+            };
+            if routes & 0x11 != 0 {
+                mix(0, self.ch1.sample());
+            }
+            if routes & 0x22 != 0 {
+                mix(1, self.ch2.sample());
+            }
+            if routes & 0x44 != 0 {
+                mix(2, self.ch3.sample());
+            }
+            if routes & 0x88 != 0 {
+                mix(3, self.ch4.sample());
             }
         }
+        self.push_sample(left, right);
+    }
+
+    #[inline(always)]
+    fn push_sample(&mut self, left: i64, right: i64) {
         if self.samples_len >= self.samples.len() {
             return; // overrun: PyBoy drops the sample
         }
@@ -664,7 +787,11 @@ impl Apu {
                 0 => self.ch1.on = false,
                 1 => self.ch2.on = false,
                 2 => self.ch3.on = false,
-                _ => self.ch4.on = false,
+                _ => {
+                    // The CGB's LFSR shifts only while the channel plays.
+                    self.ch4.settle();
+                    self.ch4.on = false;
+                }
             }
         }
     }
@@ -973,6 +1100,8 @@ impl Apu {
                 }
             }
             _ => {
+                // The counter's pending shifts ran with the old settings and status.
+                self.ch4.settle();
                 let was_on = self.ch4.on;
                 let was_short = self.ch4.short_mode;
                 if reg == 2 {
@@ -1054,8 +1183,9 @@ impl Apu {
         w.bool(self.ch3.suppressed);
         w.bool(self.ch3.restart_pending);
         w.u8(self.ch3.sample_pos);
-        w.u16(self.ch4.counter);
-        w.i64(self.ch4.counter_countdown);
+        let noise = self.ch4.settled();
+        w.u16(noise.counter);
+        w.i64(noise.counter_countdown);
         w.u8(self.ch4.alignment);
         w.bool(self.ch4.counter_running);
         w.u8(self.speed_shift);
@@ -1069,13 +1199,13 @@ impl Apu {
             ch.pending_duty = r.u8()? & 3;
             ch.duty_pending = r.bool()?;
         }
-        self.sweep.restart_hold = r.i64()?;
-        self.sweep.calc_delay = r.i64()?;
+        self.sweep.restart_hold = check_count(r.i64()?, "sweep restart hold")?;
+        self.sweep.calc_delay = check_count(r.i64()?, "sweep calculation delay")?;
         self.ch3.suppressed = r.bool()?;
         self.ch3.restart_pending = r.bool()?;
         self.ch3.sample_pos = r.u8()? & 31;
         self.ch4.counter = r.u16()? & 0x3FFF;
-        self.ch4.counter_countdown = r.i64()?;
+        self.ch4.counter_countdown = check_count(r.i64()?, "CH4 divider countdown")?;
         self.ch4.alignment = r.u8()? & 3;
         self.ch4.counter_running = r.bool()?;
         self.speed_shift = r.u8()?;

@@ -128,18 +128,6 @@ impl Pulse {
         self.pending += cycles;
     }
 
-    /// `countdown` and `step` with the pending cycles run.
-    pub fn settled(&self) -> (i64, u8) {
-        let mut countdown = self.countdown;
-        let mut step = self.step;
-        if self.pending != 0 {
-            let (c, edges) = run_timer(countdown, self.pending as i64, self.step_cycles);
-            countdown = c;
-            step = ((step as i64 + edges) & 7) as u8;
-        }
-        (countdown, step)
-    }
-
     /// Run the pending cycles (see [`Pulse::advance`]). A duty step also ends the CGB's
     /// trigger silence and applies a pending duty.
     #[inline]
@@ -161,6 +149,10 @@ impl Pulse {
     }
 
     pub fn sample(&mut self) -> i64 {
+        if !self.on || self.env.volume == 0 {
+            // Silent whatever the duty step: leave the timer lazy (settling composes).
+            return 0;
+        }
         self.settle();
         if self.on && !self.suppressed && DUTY_BITS[self.duty as usize] >> self.step & 1 != 0 {
             self.env.volume
@@ -170,6 +162,15 @@ impl Pulse {
     }
 
     pub fn save(&self, w: &mut StateWriter) {
+        // Saved settled, so that a state does not depend on when the timer last settled
+        // (a settle can also apply a pending duty).
+        let mut settled = self.clone();
+        settled.settle();
+        settled.save_settled(w);
+    }
+
+    fn save_settled(&self, w: &mut StateWriter) {
+        debug_assert_eq!(self.pending, 0);
         w.u8(self.duty);
         w.u8(self.length_load);
         self.env.save(w);
@@ -177,9 +178,8 @@ impl Pulse {
         w.i64(self.step_cycles);
         self.length.save(w);
         w.bool(self.on);
-        let (countdown, step) = self.settled();
-        w.i64(countdown);
-        w.u8(step);
+        w.i64(self.countdown);
+        w.u8(self.step);
     }
 
     pub fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {

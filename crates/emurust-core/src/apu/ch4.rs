@@ -90,6 +90,8 @@ pub(super) struct Noise {
     pub counter_countdown: i64,
     pub alignment: u8,
     pub counter_running: bool,
+    /// CGB: T-cycles the counter still has to run (lazy: see [`Noise::advance_cgb`]).
+    counter_pending: u64,
 }
 
 impl Noise {
@@ -114,6 +116,7 @@ impl Noise {
             counter_countdown: 0,
             alignment: 0,
             counter_running: false,
+            counter_pending: 0,
         }
     }
 
@@ -131,11 +134,11 @@ impl Noise {
     }
 
     fn set_nr43(&mut self, v: u8) {
+        // The cycles run so far ran with the old period and width.
+        self.settle();
         if self.cgb {
             return self.set_nr43_cgb(v);
         }
-        // The cycles run so far ran with the old period and width.
-        self.settle();
         self.clock_shift = v >> 4;
         self.short_mode = v & 0x08 != 0;
         self.divisor = v & 7;
@@ -189,13 +192,24 @@ impl Noise {
         }
     }
 
-    /// CGB: run the counter for `cycles` T-cycles (eagerly, chunk by chunk as PyBoy does:
-    /// the alignment drops odd cycles of each chunk).
+    /// CGB: run the counter for `cycles` T-cycles. The alignment runs chunk by chunk, as
+    /// PyBoy's does (it drops each chunk's odd cycle); the counter and the LFSR shifts it
+    /// makes run lazily, when [`Noise::settle`] needs them: the counter is a timer that
+    /// fires at `counter_countdown` and every period after, so running it in one go or in
+    /// parts ends alike, and the rising edges it counts (shifts, while the channel is on)
+    /// add up. Everything that changes what it does (the channel turning on or off, NR43,
+    /// a trigger) settles first, as does everything that reads it (samples, saves).
+    #[inline]
     pub fn advance_cgb(&mut self, cycles: u64) {
         self.alignment = ((self.alignment as u64 + (cycles >> 1)) & 3) as u8;
-        if !self.counter_running {
-            return;
+        if self.counter_running {
+            self.counter_pending += cycles;
         }
+    }
+
+    /// The counter run for `cycles` T-cycles in closed form (a frame is thousands of counter
+    /// steps): `steps` increments, the last `rest` cycles into the next period.
+    fn run_counter(&mut self, cycles: u64) {
         let cycles = cycles as i64;
         let period = NOISE_DIVISORS[self.divisor as usize] >> 1;
         let countdown = if self.counter_countdown != 0 {
@@ -207,8 +221,6 @@ impl Noise {
             self.counter_countdown = countdown - cycles;
             return;
         }
-        // In closed form (a frame is thousands of counter steps): `steps` increments, the
-        // last `rest` cycles into the next period.
         let past_first = cycles - countdown;
         let steps = 1 + past_first / period;
         self.counter_countdown = period - past_first % period;
@@ -276,30 +288,37 @@ impl Noise {
         self.pending += cycles;
     }
 
-    /// `countdown` and `lfsr` with the pending cycles run.
-    pub fn settled(&self) -> (i64, u16) {
-        let mut countdown = self.countdown;
-        let mut lfsr = self.lfsr;
-        if self.pending != 0 {
-            let (c, shifts) = run_timer(countdown, self.pending as i64, self.step_cycles);
-            countdown = c;
-            if shifts > 0 {
-                lfsr = lfsr_shift(lfsr, self.short_mode, shifts as u64);
-            }
-        }
-        (countdown, lfsr)
+    /// The channel with its pending cycles run (for saving).
+    pub fn settled(&self) -> Noise {
+        let mut c = self.clone();
+        c.settle();
+        c
     }
 
-    /// Run the pending cycles (see [`Noise::advance`]).
+    /// Run the pending cycles: the DMG's LFSR clock (see [`Noise::advance`]) or the CGB's
+    /// counter (see [`Noise::advance_cgb`]).
     #[inline]
     pub fn settle(&mut self) {
         if self.pending != 0 {
-            (self.countdown, self.lfsr) = self.settled();
+            let (countdown, shifts) =
+                run_timer(self.countdown, self.pending as i64, self.step_cycles);
+            self.countdown = countdown;
+            if shifts > 0 {
+                self.lfsr = lfsr_shift(self.lfsr, self.short_mode, shifts as u64);
+            }
             self.pending = 0;
+        }
+        if self.counter_pending != 0 {
+            let cycles = std::mem::take(&mut self.counter_pending);
+            self.run_counter(cycles);
         }
     }
 
     pub fn sample(&mut self) -> i64 {
+        if !self.on || self.env.volume == 0 {
+            // Silent whatever the LFSR holds: leave the timer lazy (settling composes).
+            return 0;
+        }
         self.settle();
         if self.on && self.lfsr & 1 == 0 {
             self.env.volume
@@ -309,14 +328,18 @@ impl Noise {
     }
 
     pub fn save(&self, w: &mut StateWriter) {
+        let settled = self.settled();
+        settled.save_settled(w);
+    }
+
+    fn save_settled(&self, w: &mut StateWriter) {
         w.u8(self.length_load);
         self.env.save(w);
         w.u8(self.nr43());
         self.length.save(w);
         w.bool(self.on);
-        let (countdown, lfsr) = self.settled();
-        w.i64(countdown);
-        w.u16(lfsr);
+        w.i64(self.countdown);
+        w.u16(self.lfsr);
     }
 
     pub fn load(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
@@ -329,6 +352,7 @@ impl Noise {
         self.countdown = load_count(r, "timer countdown")?;
         self.lfsr = r.u16()? & 0x7FFF;
         self.pending = 0;
+        self.counter_pending = 0;
         Ok(())
     }
 }
@@ -392,11 +416,18 @@ mod tests {
                 } + 1;
                 a.advance_cgb(cycles);
                 noise_cgb_reference(&mut b, cycles);
+                // The counter runs lazily: settled at any point (or only at the end) it
+                // must be where the step-by-step reference is.
+                let settled = a.settled();
                 assert_eq!(
-                    (a.counter, a.counter_countdown, a.lfsr, a.alignment),
-                    (b.counter, b.counter_countdown, b.lfsr, b.alignment),
+                    (settled.counter, settled.counter_countdown, settled.lfsr),
+                    (b.counter, b.counter_countdown, b.lfsr),
                     "after {cycles} cycles"
                 );
+                assert_eq!(a.alignment, b.alignment);
+                if next() % 2 == 0 {
+                    a.settle();
+                }
             }
         }
     }

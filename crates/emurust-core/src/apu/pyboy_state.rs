@@ -102,11 +102,10 @@ fn save_pulse(w: &mut StateWriter, p: &Pulse, on_bit: u8) {
     w.bool(p.length.enabled);
     w.u8(if p.on { on_bit } else { 0 });
     w.i64(p.length.remaining);
-    let (countdown, step) = p.settled();
     w.i64(p.env.countdown);
-    w.i64(countdown);
+    w.i64(p.countdown);
     w.i64(p.step_cycles);
-    w.i64(step as i64);
+    w.i64(p.step as i64);
     w.i64(p.env.volume);
     w.bool(p.suppressed);
     w.u8(p.pending_duty);
@@ -272,6 +271,7 @@ fn load_wave(r: &mut StateReader, cgb: bool) -> Result<Wave, CoreError> {
 }
 
 fn save_noise(w: &mut StateWriter, c: &Noise) {
+    let c = &c.settled();
     w.u8(c.length_load);
     save_env_regs(w, &c.env);
     w.u8(c.clock_shift);
@@ -280,11 +280,10 @@ fn save_noise(w: &mut StateWriter, c: &Noise) {
     w.bool(c.length.enabled);
     w.u8(if c.on { 0x08 } else { 0 }); // NR52 bit, as PyBoy keeps it
     w.i64(c.length.remaining);
-    let (countdown, lfsr) = c.settled();
-    w.i64(countdown);
+    w.i64(c.countdown);
     w.i64(c.env.countdown);
     w.i64(c.step_cycles);
-    w.i64(lfsr as i64);
+    w.i64(c.lfsr as i64);
     w.i64(if c.short_mode { 0x4040 } else { 0x4000 });
     w.i64(c.env.volume);
     // The Game Boy Color's divider counter: counter, countdown, alignment, running.

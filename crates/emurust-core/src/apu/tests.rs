@@ -747,3 +747,114 @@ fn other_sample_rates() {
         );
     }
 }
+
+/// A state must not depend on when a channel's lazy timer last settled: a silent channel
+/// (here CH2 at volume 0, on CGB hardware with a duty change waiting for the next duty step)
+/// is not settled by sampling, and its save must still equal one taken right after a settle.
+#[test]
+fn saved_state_does_not_depend_on_when_timers_settled() {
+    let mut a = Apu::new(SoundOptions::default());
+    a.set_cgb();
+    a.write(0xFF26, 0x80, 0, 0);
+    a.write(0xFF25, 0xFF, 0, 0);
+    a.write(0xFF17, 0x08, 0, 0); // CH2: DAC on, volume 0, rising envelope paused
+    a.write(0xFF16, 0x00, 0, 0);
+    a.write(0xFF18, 0x00, 0, 0);
+    a.write(0xFF19, 0x87, 0, 0); // trigger, period 4 * 0x100 cycles
+    a.write(0xFF16, 0xC0, 8, 0); // duty 3, applied at the next duty step
+    a.tick(20_000); // sampled: several duty steps, none settled
+    let mut unsettled = StateWriter::new();
+    a.save_state(&mut unsettled);
+    a.save_cgb_state(&mut unsettled);
+    a.write(0xFF18, 0x00, 20_000, 0); // same period: only settles the timer
+    let mut settled = StateWriter::new();
+    a.save_state(&mut settled);
+    a.save_cgb_state(&mut settled);
+    assert_eq!(unsettled.buf, settled.buf);
+    assert_eq!(a.read(0xFF16, 20_000), 0xFF, "the duty change applied");
+}
+
+/// The lazy channel timers (pulse duty timers, the noise channel's LFSR clock and the CGB's
+/// noise counter) must give exactly what settling them after every catch-up chunk gives:
+/// register reads, samples and saved states, through random register writes (triggers,
+/// length expiry, DAC off, NR43 and NR51 changes, power off and on) with sampling on and off.
+#[test]
+fn lazy_channel_timers_match_eager_ones() {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    // Registers of the lazy channels and the mixer, weighted by repetition.
+    const REGS: [u16; 20] = [
+        0xFF11, 0xFF12, 0xFF13, 0xFF14, 0xFF16, 0xFF17, 0xFF18, 0xFF19, 0xFF20, 0xFF21, 0xFF21,
+        0xFF22, 0xFF22, 0xFF23, 0xFF23, 0xFF25, 0xFF25, 0xFF26, 0xFF10, 0xFF1A,
+    ];
+    for cgb in [false, true] {
+        for _ in 0..30 {
+            let mut lazy = Apu::new(SoundOptions::default());
+            if cgb {
+                lazy.set_cgb();
+            }
+            let mut eager = lazy.clone();
+            eager.eager_timers = true;
+            let mut now = 0u64;
+            for apu in [&mut lazy, &mut eager] {
+                apu.write(0xFF26, 0x80, 0, 0);
+            }
+            for step in 0..1500 {
+                now += match next() % 8 {
+                    0 => next() % 20_000,
+                    1..=3 => next() % 8,
+                    _ => next() % 400,
+                };
+                let r = next();
+                let addr = REGS[(r % REGS.len() as u64) as usize];
+                let mut value = (r >> 8) as u8;
+                match addr {
+                    // Mostly keep the APU on, and the DACs on (volume 0 now and then).
+                    0xFF26 => value = if value < 16 { 0 } else { 0x80 },
+                    0xFF12 | 0xFF17 | 0xFF21 if value & 0x0F < 4 => value &= 0x0F,
+                    // Triggers with the length timer on, to have channels expire.
+                    0xFF14 | 0xFF19 | 0xFF23 if value & 0x80 != 0 => value |= 0x40,
+                    // Short lengths.
+                    0xFF11 | 0xFF16 | 0xFF20 => value |= 0x38,
+                    _ => {}
+                }
+                let sampling = (r >> 16) % 4 != 0;
+                for apu in [&mut lazy, &mut eager] {
+                    apu.set_sampling(sampling);
+                    apu.write(addr, value, now, 0);
+                }
+                let read = 0xFF10 + ((r >> 24) % 0x17) as u16;
+                assert_eq!(
+                    lazy.read(read, now),
+                    eager.read(read, now),
+                    "cgb {cgb}, step {step}: {read:04X}"
+                );
+                if cgb {
+                    assert_eq!(lazy.pcm12(), eager.pcm12(), "step {step}: PCM12");
+                    assert_eq!(lazy.pcm34(), eager.pcm34(), "step {step}: PCM34");
+                }
+                if step % 5 == 4 {
+                    assert_eq!(lazy.samples(), eager.samples(), "step {step}: samples");
+                    let (mut a, mut b) = (StateWriter::new(), StateWriter::new());
+                    lazy.save_state(&mut a);
+                    eager.save_state(&mut b);
+                    if cgb {
+                        lazy.save_cgb_state(&mut a);
+                        eager.save_cgb_state(&mut b);
+                    }
+                    let (mut pa, mut pb) = (StateWriter::new(), StateWriter::new());
+                    lazy.save_pyboy(&mut pa);
+                    eager.save_pyboy(&mut pb);
+                    assert!(a.buf == b.buf && pa.buf == pb.buf, "step {step}: states");
+                    lazy.clear_samples();
+                    eager.clear_samples();
+                }
+            }
+        }
+    }
+}
