@@ -1386,6 +1386,7 @@ impl GameBoy {
             .collect()
     }
 
+    #[inline(always)]
     fn execute_instruction(&mut self) {
         let pc = self.cpu.r.pc;
         self.trace(pc);
