@@ -544,20 +544,24 @@ impl Apu {
         let pulse2 = audible(self.ch2.on, self.ch2.env.volume, 1);
         let wave = self.ch3.on && routes & 0x44 != 0;
         let noise = audible(self.ch4.on, self.ch4.env.volume, 3);
+        if pulse1 {
+            self.ch1.settle();
+        }
+        if pulse2 {
+            self.ch2.settle();
+        }
         let mut clock = start;
         while self.sample_at <= end {
             let dt = self.sample_at - clock;
             clock = self.sample_at;
             let (mut left, mut right) = (0i64, 0i64);
             if pulse1 {
-                self.ch1.advance(dt);
-                let v = self.ch1.sample();
+                let v = self.ch1.run_to_sample(dt);
                 left += v & to_left(0);
                 right += v & to_right(0);
             }
             if pulse2 {
-                self.ch2.advance(dt);
-                let v = self.ch2.sample();
+                let v = self.ch2.run_to_sample(dt);
                 left += v & to_left(1);
                 right += v & to_right(1);
             }

@@ -128,23 +128,47 @@ impl Pulse {
         self.pending += cycles;
     }
 
-    /// Run the pending cycles (see [`Pulse::advance`]). A duty step also ends the CGB's
-    /// trigger silence and applies a pending duty.
+    /// Run the pending cycles (see [`Pulse::advance`]).
     #[inline]
     pub fn settle(&mut self) {
         if self.pending != 0 {
-            let (countdown, edges) =
-                run_timer(self.countdown, self.pending as i64, self.step_cycles);
-            self.countdown = countdown;
-            if edges > 0 {
-                self.step = ((self.step as i64 + edges) & 7) as u8;
-                if self.duty_pending {
-                    self.duty = self.pending_duty;
-                    self.duty_pending = false;
-                }
-                self.suppressed = false;
+            let cycles = std::mem::take(&mut self.pending);
+            self.run_duty_timer(cycles);
+        }
+    }
+
+    /// The duty timer run for `cycles` T-cycles. A duty step also ends the CGB's trigger
+    /// silence and applies a pending duty.
+    #[inline(always)]
+    fn run_duty_timer(&mut self, cycles: u64) {
+        let (countdown, edges) = run_timer(self.countdown, cycles as i64, self.step_cycles);
+        self.countdown = countdown;
+        if edges > 0 {
+            self.step = ((self.step as i64 + edges) & 7) as u8;
+            if self.duty_pending {
+                self.duty = self.pending_duty;
+                self.duty_pending = false;
             }
-            self.pending = 0;
+            self.suppressed = false;
+        }
+    }
+
+    /// A sampling span's step (see `Apu::sample_span`): run the timer to the next sample,
+    /// `cycles` on, and return the output there. Only for a playing channel with nothing
+    /// pending (settled before the span).
+    #[inline(always)]
+    pub fn run_to_sample(&mut self, cycles: u64) -> i64 {
+        debug_assert!(self.on && self.pending == 0);
+        self.run_duty_timer(cycles);
+        self.output()
+    }
+
+    #[inline(always)]
+    fn output(&self) -> i64 {
+        if !self.suppressed && DUTY_BITS[self.duty as usize] >> self.step & 1 != 0 {
+            self.env.volume
+        } else {
+            0
         }
     }
 
@@ -154,11 +178,7 @@ impl Pulse {
             return 0;
         }
         self.settle();
-        if self.on && !self.suppressed && DUTY_BITS[self.duty as usize] >> self.step & 1 != 0 {
-            self.env.volume
-        } else {
-            0
-        }
+        self.output()
     }
 
     pub fn save(&self, w: &mut StateWriter) {
