@@ -166,9 +166,6 @@ impl Cpu {
             return Step::Locked;
         }
         let op = self.fetch_byte(bus);
-        if op != 0xCB {
-            bus.decoded(op as u16);
-        }
         let outcome = self.dispatch(bus, op);
         if matches!(outcome, Step::Locked | Step::Break) {
             // The illegal opcode never completes, so EI's countdown does not advance (for a
@@ -452,7 +449,17 @@ impl Cpu {
     #[inline(always)]
     fn dispatch<B: Bus>(&mut self, bus: &mut B, op: u8) -> Step {
         macro_rules! specialised {
-            ($($n:literal)*) => { match op { $($n => self.execute(bus, $n),)* } };
+            ($($n:literal)*) => {
+                match op {
+                    $($n => {
+                        // A CB prefix reports its opcode after the second fetch.
+                        if $n != 0xCB {
+                            bus.decoded($n);
+                        }
+                        self.execute(bus, $n)
+                    })*
+                }
+            };
         }
         specialised!(
             0x00 0x01 0x02 0x03 0x04 0x05 0x06 0x07 0x08 0x09 0x0A 0x0B 0x0C 0x0D 0x0E 0x0F
