@@ -142,6 +142,13 @@ fn ceil_cycles(t: f64) -> u64 {
     floor.saturating_add(((floor as f64) < t) as u64)
 }
 
+/// Add channel `n`'s output `v` to the sides NR51 (`routes`) sends it to (branch-free).
+#[inline(always)]
+fn mix(left: &mut i64, right: &mut i64, routes: u8, n: u32, v: i64) {
+    *left += v & -(((routes >> (4 + n)) & 1) as i64);
+    *right += v & -(((routes >> n) & 1) as i64);
+}
+
 /// PyBoy's sample targets from power-on (`cycles_per_sample` added up in `f64`) once caught
 /// up to cycle `now`: the next target, and how many targets fell in (`since`, `now`].
 pub(crate) fn sample_targets(cycles_per_sample: f64, since: u64, now: u64) -> (f64, usize) {
@@ -534,10 +541,7 @@ impl Apu {
         {
             return 0;
         }
-        let routes = self.nr51 as i64;
-        // All ones where NR51 routes channel `n` to the left / right output.
-        let to_left = |n: u32| -((routes >> (4 + n)) & 1);
-        let to_right = |n: u32| -((routes >> n) & 1);
+        let routes = self.nr51;
         let audible =
             |on: bool, volume: i64, n: u32| on && volume != 0 && routes & (0x11 << n) != 0;
         let pulse1 = audible(self.ch1.on, self.ch1.env.volume, 0);
@@ -556,14 +560,10 @@ impl Apu {
             clock = self.sample_at;
             let (mut left, mut right) = (0i64, 0i64);
             if pulse1 {
-                let v = self.ch1.run_to_sample(dt);
-                left += v & to_left(0);
-                right += v & to_right(0);
+                mix(&mut left, &mut right, routes, 0, self.ch1.run_to_sample(dt));
             }
             if pulse2 {
-                let v = self.ch2.run_to_sample(dt);
-                left += v & to_left(1);
-                right += v & to_right(1);
+                mix(&mut left, &mut right, routes, 1, self.ch2.run_to_sample(dt));
             }
             if CGB {
                 self.ch3.advance_cgb(dt);
@@ -572,17 +572,13 @@ impl Apu {
                 self.ch3.advance(dt);
             }
             if wave {
-                let v = self.ch3.sample();
-                left += v & to_left(2);
-                right += v & to_right(2);
+                mix(&mut left, &mut right, routes, 2, self.ch3.sample());
             }
             if noise {
                 if !CGB {
                     self.ch4.advance(dt);
                 }
-                let v = self.ch4.sample();
-                left += v & to_left(3);
-                right += v & to_right(3);
+                mix(&mut left, &mut right, routes, 3, self.ch4.sample());
             }
             #[cfg(test)]
             self.settle_if_eager();
@@ -744,23 +740,18 @@ impl Apu {
             // A channel routed to neither output is not asked: its lazy timer stays unsettled
             // (see `Pulse::advance`), which saves most of a sample's cost in games that leave
             // channels unrouted.
-            let routes = self.nr51;
-            let mut mix = |n: usize, v: i64| {
-                // Branch-free: each side adds `v` where NR51 routes channel `n` to it.
-                left += v & -(((routes >> (4 + n)) & 1) as i64);
-                right += v & -(((routes >> n) & 1) as i64);
-            };
+            let (routes, l, r) = (self.nr51, &mut left, &mut right);
             if routes & 0x11 != 0 {
-                mix(0, self.ch1.sample());
+                mix(l, r, routes, 0, self.ch1.sample());
             }
             if routes & 0x22 != 0 {
-                mix(1, self.ch2.sample());
+                mix(l, r, routes, 1, self.ch2.sample());
             }
             if routes & 0x44 != 0 {
-                mix(2, self.ch3.sample());
+                mix(l, r, routes, 2, self.ch3.sample());
             }
             if routes & 0x88 != 0 {
-                mix(3, self.ch4.sample());
+                mix(l, r, routes, 3, self.ch4.sample());
             }
         }
         self.push_sample(left, right);
