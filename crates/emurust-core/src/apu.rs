@@ -1166,8 +1166,7 @@ impl Apu {
     /// The Game Boy Color part of the APU state (after [`save_state`](Self::save_state)).
     pub fn save_cgb_state(&self, w: &mut StateWriter) {
         for ch in [&self.ch1, &self.ch2] {
-            let mut c = ch.clone();
-            c.settle();
+            let c = ch.settled();
             w.u8(c.duty);
             w.bool(c.suppressed);
             w.u8(c.pending_duty);

@@ -181,12 +181,16 @@ impl Pulse {
         self.output()
     }
 
+    /// The channel with its pending cycles run: what saves write, so that a state does not
+    /// depend on when the timer last settled (a settle can also apply a pending duty).
+    pub fn settled(&self) -> Pulse {
+        let mut c = self.clone();
+        c.settle();
+        c
+    }
+
     pub fn save(&self, w: &mut StateWriter) {
-        // Saved settled, so that a state does not depend on when the timer last settled
-        // (a settle can also apply a pending duty).
-        let mut settled = self.clone();
-        settled.settle();
-        settled.save_settled(w);
+        self.settled().save_settled(w);
     }
 
     fn save_settled(&self, w: &mut StateWriter) {

@@ -288,7 +288,7 @@ impl Noise {
         self.pending += cycles;
     }
 
-    /// The channel with its pending cycles run (for saving).
+    /// The channel with its pending cycles run (what saves write).
     pub fn settled(&self) -> Noise {
         let mut c = self.clone();
         c.settle();
@@ -320,7 +320,7 @@ impl Noise {
             return 0;
         }
         self.settle();
-        if self.on && self.lfsr & 1 == 0 {
+        if self.lfsr & 1 == 0 {
             self.env.volume
         } else {
             0
@@ -328,8 +328,7 @@ impl Noise {
     }
 
     pub fn save(&self, w: &mut StateWriter) {
-        let settled = self.settled();
-        settled.save_settled(w);
+        self.settled().save_settled(w);
     }
 
     fn save_settled(&self, w: &mut StateWriter) {

@@ -92,9 +92,7 @@ fn load_env_regs(r: &mut StateReader) -> Result<Envelope, CoreError> {
 }
 
 fn save_pulse(w: &mut StateWriter, p: &Pulse, on_bit: u8) {
-    let mut p = p.clone();
-    p.settle();
-    let p = &p;
+    let p = &p.settled();
     w.u8(p.duty);
     w.u8(p.length_load);
     save_env_regs(w, &p.env);
