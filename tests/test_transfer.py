@@ -1,6 +1,8 @@
 """L4: the PyBoy mirror environment equals emurust's, step for step, and a short cross-backend
 PPO transfer run decides equivalence with TOST."""
 
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -52,10 +54,14 @@ def test_pyboy_mirror_equals_emurust_env(game):
     p.close()
 
 
-def test_short_transfer_run_is_equivalent():
+def test_short_transfer_run_is_equivalent(tmp_path, monkeypatch):
+    # Training leaves no SB3 log folder in the temporary directory (SB3's default logger would).
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     res = run_transfer("dodge", [1, 2], Hyper(steps=256, envs=2, n_steps=64, batch_size=64), episodes=2, margin=5.0, progress=lambda m: None)
     assert res.transfer.equivalent and res.training.equivalent and res.equivalent
     assert res.returns["emurust->emurust"] == res.returns["emurust->pyboy"]
+    assert not list(tmp_path.glob("SB3-*"))
 
 
 def test_tost_power_and_the_exact_case():

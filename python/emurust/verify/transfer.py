@@ -397,6 +397,7 @@ def _wrap(venv, hp: Hyper, norm: bool):
 def train(backend: str, game: str, seed: int, hp: Hyper, plant: Optional[str] = None):
     import torch
     from stable_baselines3 import PPO
+    from stable_baselines3.common.logger import Logger
 
     from ..train import _small_cnn
 
@@ -408,6 +409,9 @@ def train(backend: str, game: str, seed: int, hp: Hyper, plant: Optional[str] = 
                 learning_rate=hp.lr, ent_coef=hp.ent_coef, clip_range=0.1, gamma=0.99, gae_lambda=0.95,
                 vf_coef=0.5, seed=seed, policy_kwargs={"features_extractor_class": _small_cnn()},
                 verbose=0, device="cpu")
+    # No log output: SB3's default logger would leave an empty SB3-<time> folder in the
+    # temporary directory at every run.
+    model.set_logger(Logger(folder=None, output_formats=[]))
     model.learn(total_timesteps=hp.steps)
     env.close()
     return model
