@@ -43,7 +43,7 @@ def cluster():
     ("sb3", ["--steps", "384"]),
     ("rllib", ["--iterations", "2", "--batch", "192"]),
 ])
-def test_the_example_script_runs_on_the_cluster_given_its_address(cluster, framework, args):
+def test_the_example_script_runs_on_the_cluster_given_its_address(cluster, framework, args, tmp_path):
     """examples/ray_ppo.py, the script docs/ray.md runs on a laptop and on a cluster, trains on
     this two-node cluster with only --address added: 3 one-CPU actors (or env runners) need
     both nodes (the head has 2 CPUs). Runs before the node-loss test below (same cluster)."""
@@ -51,6 +51,7 @@ def test_the_example_script_runs_on_the_cluster_given_its_address(cluster, frame
     cmd = [sys.executable, str(ROOT / "examples" / "ray_ppo.py"), framework, "--address", c.address,
            "--actors", "3", "--envs", "2", "--threads", "1", *args]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["SB3_LOGDIR"] = str(tmp_path)  # SB3's default logger folder, instead of a new one in /tmp
     out = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert f"{framework}: " in out.stdout and "environment steps/s" in out.stdout, out.stdout[-2000:]
