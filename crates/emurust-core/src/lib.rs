@@ -23,5 +23,8 @@ pub mod sst;
 pub mod state;
 pub mod timer;
 
+#[cfg(test)]
+mod test_rng;
+
 pub use error::CoreError;
 pub use gameboy::GameBoy;

@@ -506,13 +506,7 @@ mod tests {
     /// random register writes at random times.
     #[test]
     fn long_and_skipped_syncs_equal_cycle_by_cycle() {
-        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_F491_4F6C_DD1D);
         for _ in 0..300 {
             let mut timers = [Timer::new(), Timer::new(), Timer::new(), Timer::new()];
             let mut now = 0u64;

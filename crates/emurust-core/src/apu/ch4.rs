@@ -386,21 +386,15 @@ mod tests {
 
     #[test]
     fn cgb_noise_counter_in_closed_form_matches_stepping_it() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_F491_4F6C_DD1D);
         for _ in 0..20_000 {
             let mut a = Noise::new();
             a.cgb = true;
             a.counter_running = true;
-            a.on = next() % 4 != 0;
+            a.on = !next().is_multiple_of(4);
             a.divisor = (next() % 8) as u8;
             a.clock_shift = (next() % 16) as u8;
-            a.short_mode = next() % 2 == 0;
+            a.short_mode = next().is_multiple_of(2);
             a.counter = (next() % 0x4000) as u16;
             a.lfsr = (next() % 0x8000) as u16;
             a.alignment = (next() % 4) as u8;
@@ -424,7 +418,7 @@ mod tests {
                     "after {cycles} cycles"
                 );
                 assert_eq!(a.alignment, b.alignment);
-                if next() % 2 == 0 {
+                if next().is_multiple_of(2) {
                     a.settle();
                 }
             }

@@ -780,13 +780,7 @@ fn saved_state_does_not_depend_on_when_timers_settled() {
 /// length expiry, DAC off, NR43 and NR51 changes, power off and on) with sampling on and off.
 #[test]
 fn lazy_channel_timers_match_eager_ones() {
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = crate::test_rng::xorshift(0x9E37_79B9_7F4A_7C15);
     // Registers of the lazy channels and the mixer, weighted by repetition.
     const REGS: [u16; 20] = [
         0xFF11, 0xFF12, 0xFF13, 0xFF14, 0xFF16, 0xFF17, 0xFF18, 0xFF19, 0xFF20, 0xFF21, 0xFF21,
@@ -823,7 +817,7 @@ fn lazy_channel_timers_match_eager_ones() {
                     0xFF11 | 0xFF16 | 0xFF20 => value |= 0x38,
                     _ => {}
                 }
-                let sampling = (r >> 16) % 4 != 0;
+                let sampling = !(r >> 16).is_multiple_of(4);
                 for apu in [&mut lazy, &mut eager] {
                     apu.set_sampling(sampling);
                     apu.write(addr, value, now, 0);

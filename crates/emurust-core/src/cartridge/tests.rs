@@ -797,13 +797,7 @@ fn rtc_ticks_only_on_access() {
 /// starting values.
 #[test]
 fn rtc_closed_form_matches_stepping() {
-    let mut seed = 0x1234_5678_9abc_def0u64;
-    let mut rnd = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rnd = crate::test_rng::xorshift(0x1234_5678_9abc_def0);
     for _ in 0..300 {
         let mut a = Rtc::new();
         let regs = [
@@ -813,7 +807,7 @@ fn rtc_closed_form_matches_stepping() {
             rnd() as u8,
             rnd() as u8 & 0x81,
         ];
-        let valid = rnd() % 2 == 0;
+        let valid = rnd().is_multiple_of(2);
         for (i, &v) in regs.iter().enumerate() {
             let v = match (valid, i) {
                 (true, 0) | (true, 1) => v % 60,
@@ -963,12 +957,10 @@ fn battery_round_trip_with_clock() {
 
 /// A deterministic mix of bus operations; returns every value read.
 fn exercise(c: &mut Cartridge, seed: u64, steps: usize, now: &mut u64) -> Vec<u8> {
-    let mut s = seed | 1;
+    let mut next = crate::test_rng::xorshift(seed | 1);
     let mut out = Vec::new();
     for _ in 0..steps {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
+        let s = next();
         *now += (s >> 40) % (SEC / 2);
         let addr = (s >> 8) as u16;
         let v = (s >> 32) as u8;
@@ -1049,11 +1041,9 @@ fn fnv(h: u64, b: u8) -> u64 {
 /// Same op sequence as tools/cartridge_pyboy_check.py; returns the digest of reads + RAM.
 fn pyboy_sequence_digest(c: &mut Cartridge, seed: u64, steps: usize) -> u64 {
     let mut h = 0xCBF2_9CE4_8422_2325u64;
-    let mut s = seed | 1;
+    let mut next = crate::test_rng::xorshift(seed | 1);
     for _ in 0..steps {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
+        let s = next();
         let addr = (s >> 8) as u16;
         let v = (s >> 32) as u8;
         match s % 6 {

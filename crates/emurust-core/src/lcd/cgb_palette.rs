@@ -279,13 +279,7 @@ mod tests {
 
     #[test]
     fn planes_follow_every_colour_change() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_F491_4F6C_DD1D);
         let mut p = PaletteMemory::new();
         assert_planes_in_step(&p);
         for _ in 0..500 {

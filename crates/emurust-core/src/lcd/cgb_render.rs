@@ -705,13 +705,7 @@ mod tests {
     /// VRAM (both banks), OAM, palettes and registers (scroll, window, flips, banks, priorities).
     #[test]
     fn colour_lines_match_the_per_pixel_reference() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x9E37_79B9_7F4A_7C15);
         let mut l = Lcd::new();
         l.set_cgb(true);
         for round in 0..2000u32 {
@@ -730,7 +724,7 @@ mod tests {
             }
             let ly = (next() % 144) as u8;
             for n in 0..40 {
-                if next() % 2 == 0 {
+                if next().is_multiple_of(2) {
                     l.oam_mut()[n * 4] = ly.wrapping_add(16).wrapping_sub((next() % 18) as u8);
                 }
             }
@@ -742,7 +736,7 @@ mod tests {
             } else {
                 next() as u8
             };
-            l.window_armed = next() % 4 != 0;
+            l.window_armed = !next().is_multiple_of(4);
             let window_line = (next() % 200) as i32 - 1;
             let mut want = l.clone();
             want.window_line = window_line;
@@ -776,13 +770,7 @@ mod tests {
             std::arch::is_x86_feature_detected!("ssse3"),
             "this test needs an SSSE3 CPU"
         );
-        let mut seed = 0x1234_5678_9ABC_DEF1u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x1234_5678_9ABC_DEF1);
         let mut bg = PaletteMemory::new();
         let mut obj = PaletteMemory::new();
         for round in 0..1000u32 {
@@ -798,7 +786,7 @@ mod tests {
                 _ if round % 3 == 1 => core::array::from_fn(|_| (next() % 64) as u8),
                 _ => core::array::from_fn(|_| {
                     let v = next();
-                    (v % 32) as u8 | if v % 53 == 0 { 0x20 } else { 0 }
+                    (v % 32) as u8 | if v.is_multiple_of(53) { 0x20 } else { 0 }
                 }),
             };
             let (mut rgba_a, mut grey_a) = ([0u8; SCREEN_W * 4], [0u8; SCREEN_W]);

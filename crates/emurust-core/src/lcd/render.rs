@@ -621,20 +621,6 @@ mod tests {
         }
     }
 
-    /// xorshift64: deterministic pseudo-random bytes.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn byte(&mut self) -> u8 {
-            self.next() as u8
-        }
-    }
-
     /// Objects partly off the left (OAM X 1..=7) or right (X 161..=167) edge show only
     /// their on-screen columns, and nothing wraps to the other side of the line.
     #[test]
@@ -678,49 +664,49 @@ mod tests {
     /// random VRAM, OAM and registers (all scroll, window and object cases).
     #[test]
     fn matches_per_pixel_reference() {
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut next = crate::test_rng::xorshift(0x9E37_79B9_7F4A_7C15);
         let mut l = Lcd::new();
         for round in 0..3000u32 {
             for b in l.vram.iter_mut() {
-                *b = rng.byte();
+                *b = next() as u8;
             }
             for b in l.oam_mut().iter_mut() {
-                *b = rng.byte();
+                *b = next() as u8;
             }
             // Objects clustered near the line so that many overlap it.
-            let ly = (rng.next() % 144) as u8;
+            let ly = (next() % 144) as u8;
             for n in 0..40 {
-                if rng.next().is_multiple_of(2) {
-                    l.oam_mut()[n * 4] = ly.wrapping_add(16).wrapping_sub((rng.next() % 18) as u8);
+                if next().is_multiple_of(2) {
+                    l.oam_mut()[n * 4] = ly.wrapping_add(16).wrapping_sub((next() % 18) as u8);
                 }
-                if rng.next().is_multiple_of(2) {
-                    l.oam_mut()[n * 4 + 1] = (rng.next() % 176) as u8;
+                if next().is_multiple_of(2) {
+                    l.oam_mut()[n * 4 + 1] = (next() % 176) as u8;
                 }
             }
-            l.lcdc = rng.byte() | 0x80;
-            l.scx = rng.byte();
-            l.scy = rng.byte();
+            l.lcdc = (next() as u8) | 0x80;
+            l.scx = next() as u8;
+            l.scy = next() as u8;
             l.wx = if round.is_multiple_of(3) {
-                (rng.next() % 12) as u8
+                (next() % 12) as u8
             } else {
-                rng.byte()
+                next() as u8
             };
-            l.bgp = rng.byte();
-            l.obp0 = rng.byte();
-            l.obp1 = rng.byte();
-            l.window_armed = !rng.next().is_multiple_of(4);
-            let window_line = (rng.next() % 200) as i32 - 1;
+            l.bgp = next() as u8;
+            l.obp0 = next() as u8;
+            l.obp1 = next() as u8;
+            l.window_armed = !next().is_multiple_of(4);
+            let window_line = (next() % 200) as i32 - 1;
             for pass in 0..2 {
-                if pass == 1 && rng.next().is_multiple_of(2) {
+                if pass == 1 && next().is_multiple_of(2) {
                     // Same LCD again, OAM changed or not: the per-line lists must follow.
-                    let i = (rng.next() % 0xA0) as usize;
-                    l.oam_mut()[i] = rng.byte();
+                    let i = (next() % 0xA0) as usize;
+                    l.oam_mut()[i] = next() as u8;
                 }
                 l.window_line = window_line;
                 let (want_shades, want_bgz) = reference_line(&l, ly, window_line);
                 let want_penalty = reference_object_penalty(&l, ly as i32);
                 assert_eq!(l.object_penalty(ly), want_penalty, "round {round}");
-                let off_screen = 144 + (rng.next() % 112) as u8;
+                let off_screen = 144 + (next() % 112) as u8;
                 let want = reference_object_penalty(&l, off_screen as i32);
                 assert_eq!(l.object_penalty(off_screen), want, "round {round}");
                 l.draw_line(ly);

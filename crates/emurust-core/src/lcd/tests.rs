@@ -656,13 +656,7 @@ fn corrupt_timing_is_rejected() {
 /// scroll, objects, drawing, starting points and limits.
 #[test]
 fn skipping_quiet_lines_equals_the_transitions_one_by_one() {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut next = crate::test_rng::xorshift(0x9E37_79B9_7F4A_7C15);
     let snapshot = |l: &Lcd| {
         let mut w = StateWriter::new();
         l.save_state(&mut w);
@@ -696,7 +690,11 @@ fn skipping_quiet_lines_equals_the_transitions_one_by_one() {
         // can begin 0-3 dots before a transition).
         for _ in 0..(next() % 900) {
             let turn = l.cycles_to_interrupt().min(l.cycles_to_frame()).max(4) as u64;
-            now += if next() % 4 == 0 { next() % turn } else { turn };
+            now += if next().is_multiple_of(4) {
+                next() % turn
+            } else {
+                turn
+            };
             l.tick(now);
             l.take_irq();
         }
