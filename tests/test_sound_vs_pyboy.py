@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 
 import emurust
-from conftest import LONG, ROOT, STATE_EVERY
+from conftest import LONG, ROOT, STATE_EVERY, corpus_dir, corpus_path, require_corpus
 from emurust.verify.compare import make_pyboy
 from emurust.verify.rollout import BOOT_FRAMES, rollout
 
-ROMS_DEV = os.environ.get("EMURUST_TEST_ROMS", str(ROOT.parent / "shared" / "data" / "roms-dev"))
+ROMS_DEV = str(corpus_dir())
 MUSIC = str(ROOT / "roms" / "music.gb")
 
 #: (sound_emulated, sound_sample_rate) besides PyBoy's default (True, 48000).
@@ -40,10 +40,7 @@ def sound_kwargs(mode):
 
 
 def roms_dev(*parts) -> str:
-    path = os.path.join(ROMS_DEV, *parts)
-    if not os.path.exists(path):
-        pytest.fail(f"{path} not found: set EMURUST_TEST_ROMS to the roms-dev folder")
-    return path
+    return corpus_path(*parts)
 
 
 # ---------------------------------------------------------------- our ROMs, other sound modes
@@ -205,6 +202,7 @@ def samesuite_verdict(regs) -> str:
 
 
 def test_samesuite_present():
+    require_corpus()
     assert len(SAMESUITE_APU) >= 30, f"SameSuite APU ROMs not found under {ROMS_DEV}/samesuite"
 
 
