@@ -148,6 +148,9 @@ class GameBoy:
 
 
 def run_vector_file(path: Union[str, PathLike[str]], max_failures: int = 10) -> dict: ...
+def read_user_file(path: Union[str, PathLike[str]], what: str = "file") -> bytes:
+    """The whole file, as the emulator reads ROMs and states: OSError subclasses as open() raises
+    them, ValueError past 64 MiB (/dev/zero), FIFOs and devices read without blocking Ctrl-C."""
 def set_num_threads(n: int) -> None:
     """Size of the thread pool that batches created later share (1-1024)."""
 def get_num_threads() -> int:
