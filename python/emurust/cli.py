@@ -169,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     vtransfer.add_parser(vsub)
     vreport.add_parser(vsub)
+    from .verify import pong as vpong  # PufferLib's Pong against its C reference (L2-L4)
+
+    vpong.add_parsers(vsub)
 
     from . import prompts
 

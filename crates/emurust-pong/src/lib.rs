@@ -170,6 +170,8 @@ pub struct Pong {
     pub log: EpisodeLog,
     /// The log of the last finished game (the reference's `add_log`).
     pub last_episode: EpisodeLog,
+    /// The observation buffer as the last finished game left it, before its reset.
+    pub final_observations: [f32; OBS_SIZE],
     pub observations: [f32; OBS_SIZE],
     pub rng: GlibcRand,
 }
@@ -197,6 +199,7 @@ impl Pong {
             win: 0,
             log: EpisodeLog::default(),
             last_episode: EpisodeLog::default(),
+            final_observations: [0.0; OBS_SIZE],
             observations: [0.0; OBS_SIZE],
             rng: GlibcRand::new(seed),
         })
@@ -331,6 +334,7 @@ impl Pong {
     fn end_round(&mut self, reward: f32, score: u32) -> Step {
         if score == self.config.max_score {
             self.last_episode = self.log;
+            self.final_observations = self.observations;
             self.reset();
             Step {
                 reward,
