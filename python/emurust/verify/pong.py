@@ -426,6 +426,70 @@ def train_ppo(steps: int, seed: int = 0, hp: Optional[PPOHyper] = None, backend:
     return model
 
 
+class LinearPolicy:
+    """A softmax-linear policy over the 8 observations (NumPy), with ``predict`` as SB3's."""
+
+    def __init__(self, weights: np.ndarray, bias: np.ndarray, seed: int = 0):
+        self.weights, self.bias = weights, bias
+        self.rng = np.random.default_rng(seed)
+
+    def reseed(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def predict(self, obs: np.ndarray, deterministic: bool = False):
+        logits = obs.astype(np.float64) @ self.weights + self.bias
+        if deterministic:
+            return logits.argmax(axis=1), None
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        u = self.rng.random((len(obs), 1))
+        return (u > np.cumsum(p, axis=1)).sum(axis=1).clip(0, 2), None
+
+
+def train_imitation(samples: int = 20_000, seed: int = 0, plant: Optional[str] = None, epochs: int = 300,
+                    **config: Any) -> LinearPolicy:
+    """A small policy trained on emurust alone, in about a second: softmax regression of the
+    ball tracker's actions on observations of emurust games played by the noisy tracker (the
+    fast L4 check; :func:`train_ppo` is the slow, PPO one)."""
+    n = 64
+    ours = _ours(n, [seed * 1000 + i for i in range(n)], None, **_planted_config(plant, config))
+    out = _OurOutputs(n)
+    ours.reset(out.obs)
+    rng = np.random.default_rng(seed)
+    xs, ys = [], []
+    kind = np.full(n, 3)
+    prev = np.zeros(n, np.int64)
+    for _ in range(samples // n):
+        obs = out.obs.copy()
+        diff = obs[:, 3] + 16 / 640 - obs[:, 1]
+        label = np.where(diff > 0.01, 1, np.where(diff < -0.01, 2, 0))
+        xs.append(obs)
+        ys.append(label)
+        actions = _policy_actions(kind, obs, prev, rng)
+        prev = actions
+        ours.step(_planted_actions(plant, actions), out.obs, out.rewards, out.terminated, out.truncated, out.final)
+    raw = np.concatenate(xs).astype(np.float64)
+    y = np.concatenate(ys)
+    # Standardised inputs (constant ones, the score observations, stay 0) for a well-conditioned
+    # gradient descent; the scaling is folded back into the weights.
+    mean, std = raw.mean(axis=0), raw.std(axis=0)
+    std[std == 0] = 1.0
+    x = (raw - mean) / std
+    onehot = np.eye(3)[y]
+    w = np.zeros((8, 3))
+    b = np.zeros(3)
+    lr = 5.0
+    for _ in range(epochs):
+        logits = x @ w + b
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        g = (p - onehot) / len(x)
+        w -= lr * (x.T @ g)
+        b -= lr * g.sum(axis=0)
+    weights = w / std[:, None]
+    return LinearPolicy(weights, b - mean @ weights, seed)
+
+
 @dataclass
 class Evaluation:
     returns: list  # per game, within max_steps
@@ -444,8 +508,8 @@ class Evaluation:
 def evaluate(model, backend: str, episodes: int, seed: int, max_steps: int = 3000, plant: Optional[str] = None,
              deterministic: bool = False, **config: Any) -> Evaluation:
     """Play game k seeded ``seed + k`` (k < episodes) until it ends or ``max_steps``; the policy
-    samples with torch seeded by ``seed``, so both backends draw the same samples as long as
-    they show the same observations."""
+    samples with torch (or its own generator) seeded by ``seed``, so both backends draw the same
+    samples as long as they show the same observations."""
     import torch
 
     n = episodes
@@ -461,6 +525,8 @@ def evaluate(model, backend: str, episodes: int, seed: int, max_steps: int = 300
         obs = ref.reset().copy()
         scores = lambda: np.array([(ref.pong(i).score_l, ref.pong(i).score_r) for i in range(n)])  # noqa: E731
     torch.manual_seed(seed)
+    if hasattr(model, "reseed"):
+        model.reseed(seed)
     live = np.ones(n, bool)
     returns = np.zeros(n)
     won = np.zeros(n, int)
@@ -509,8 +575,9 @@ class TransferResult:
 
 def transfer(steps: int = 60_000, seeds: tuple = (1,), episodes: int = 32, margin: float = 5.0,
              plant: Optional[str] = None, max_steps: int = 3000, hp: Optional[PPOHyper] = None,
-             progress: Optional[Callable[[str], None]] = None, **config: Any) -> TransferResult:
-    """Train PPO on emurust (with ``plant`` if given), evaluate each policy on emurust and on
+             progress: Optional[Callable[[str], None]] = None, trainer: str = "ppo", **config: Any) -> TransferResult:
+    """Train a policy on emurust (``trainer`` ``ppo``: PPO for ``steps`` steps; ``imitation``:
+    :func:`train_imitation` on ``steps`` samples) with ``plant`` if given, evaluate each policy on emurust and on
     the reference over the same seeded games and sampling seed, and test the paired return
     differences for equivalence within ``margin`` (TOST, alpha 0.05)."""
     from .transfer import tost_paired
@@ -520,7 +587,12 @@ def transfer(steps: int = 60_000, seeds: tuple = (1,), episodes: int = 32, margi
     evals: dict = {}
     diffs: list = []
     for s in seeds:
-        model = train_ppo(steps, seed=s, hp=hp, plant=plant, progress=progress, **config)
+        if trainer == "ppo":
+            model: Any = train_ppo(steps, seed=s, hp=hp, plant=plant, progress=progress, **config)
+        elif trainer == "imitation":
+            model = train_imitation(steps, seed=s, plant=plant, **config)
+        else:
+            raise ValueError(f"trainer must be 'ppo' or 'imitation', got {trainer!r}")
         for backend in ("emurust", "reference"):
             evals[f"{s}/{backend}"] = evaluate(model, backend, episodes, seed=10_000 + s, max_steps=max_steps,
                                                plant=plant if backend == "emurust" else None, **config)
@@ -609,7 +681,7 @@ def _main_interactions(args) -> int:
 def _main_transfer(args) -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     res = transfer(args.steps, tuple(seeds), args.episodes, args.margin, plant=args.plant,
-                   progress=None if args.quiet else print)
+                   progress=None if args.quiet else print, trainer=args.trainer)
     t = res.tost
     print(f"L4 Pong transfer: {len(res.differences)} paired games, mean difference {t.mean_difference:+.3f} "
           f"(90% CI {t.ci90[0]:+.3f} to {t.ci90[1]:+.3f}), margin {res.margin}, TOST p = {t.p_value:.3g}: "
@@ -640,7 +712,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--plant", choices=plants, default=None)
     p.set_defaults(func=_main_interactions)
     p = sub.add_parser("pong-transfer", help="L4 (Pong): PPO trained on emurust, evaluated on both, TOST equivalence of the returns")
-    p.add_argument("--steps", type=int, default=60_000)
+    p.add_argument("--trainer", choices=["ppo", "imitation"], default="ppo",
+                   help="ppo (slow) or imitation (softmax regression of a ball tracker, seconds)")
+    p.add_argument("--steps", type=int, default=60_000, help="PPO steps, or imitation samples")
     p.add_argument("--seeds", default="1", help="training seeds, comma-separated")
     p.add_argument("--episodes", type=int, default=32, help="evaluation games per backend and seed")
     p.add_argument("--margin", type=float, default=5.0, help="equivalence margin in return units")
