@@ -255,6 +255,10 @@ def test_one_core_at_least_the_reference(vp):
     ours.reset(np.zeros((n, 8), np.float32))
     ref = OracleBatch(list(range(n)), cflags=BENCH_CFLAGS)
     ref.reset()
-    t = time.perf_counter(); ours.run_steps(acts, steps); t_ours = time.perf_counter() - t
-    t = time.perf_counter(); ref.run_steps(acts, steps); t_ref = time.perf_counter() - t
+    t = time.perf_counter()
+    ours.run_steps(acts, steps)
+    t_ours = time.perf_counter() - t
+    t = time.perf_counter()
+    ref.run_steps(acts, steps)
+    t_ref = time.perf_counter() - t
     assert t_ours <= t_ref * 1.1, (t_ours, t_ref)
