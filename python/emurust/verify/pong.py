@@ -381,19 +381,20 @@ def make_reference_venv(num_envs: int, **config: Any):
 
 @dataclass
 class PPOHyper:
-    """Small PPO for Pong (SB3, MlpPolicy 64x64); discounting after PufferLib's pong.ini (gamma
-    0.93-0.95, short GAE horizon), sized for a few CPU minutes."""
+    """Small PPO for Pong (SB3, MlpPolicy 64x64), as examples/train_pong.py, sized for a few
+    CPU minutes; one torch thread (more only contend with the environments on a small machine)."""
 
-    envs: int = 16
+    envs: int = 32
     n_steps: int = 128
-    batch_size: int = 512
+    batch_size: int = 1024
     epochs: int = 4
     lr: float = 1e-3
-    gamma: float = 0.95
-    gae_lambda: float = 0.9
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
     ent_coef: float = 0.01
     clip: float = 0.2
-    max_episode_steps: int = 2000
+    max_episode_steps: int = 3000
+    torch_threads: int = 1
 
 
 def train_ppo(steps: int, seed: int = 0, hp: Optional[PPOHyper] = None, backend: str = "emurust",
@@ -404,6 +405,7 @@ def train_ppo(steps: int, seed: int = 0, hp: Optional[PPOHyper] = None, backend:
     from stable_baselines3.common.logger import Logger
 
     hp = hp or PPOHyper()
+    torch.set_num_threads(hp.torch_threads)
     torch.manual_seed(seed)
     if backend == "emurust":
         from ..sb3 import PongVecEnv
@@ -700,16 +702,16 @@ def add_parsers(sub) -> None:
                        description="Play --episodes games (game k seeded srand(seed + k)) on emurust-pong and on PufferLib's "
                        "pong.h (compiled from EMURUST_REFERENCES/puffer-pong) under a mix of policies; compare every "
                        "observation bit for bit, every reward and terminal. Exit 1 on the first divergence.")
-    p.add_argument("--episodes", type=int, default=10_000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--episodes", type=int, default=10_000, help="games compared to their end (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="game k is seeded srand(seed + k)")
     p.add_argument("--max-steps", type=int, default=50_000, help="steps after which an unfinished game counts as a failure")
     p.add_argument("--plant", choices=plants, default=None, help="plant a divergence on emurust's side (to see it caught)")
-    p.add_argument("--json", metavar="FILE")
+    p.add_argument("--json", metavar="FILE", help="also write the result here as JSON")
     p.add_argument("--repair-prompt", metavar="FILE", help="on divergence, write the filled repair prompt here")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_main_rollout)
     p = sub.add_parser("pong-interactions", help="L2 (Pong): purpose-built states where two rules meet, emurust vs the C reference")
-    p.add_argument("--plant", choices=plants, default=None)
+    p.add_argument("--plant", choices=plants, default=None, help="plant a divergence on emurust's side (to see it caught)")
     p.set_defaults(func=_main_interactions)
     p = sub.add_parser("pong-transfer", help="L4 (Pong): PPO trained on emurust, evaluated on both, TOST equivalence of the returns")
     p.add_argument("--trainer", choices=["ppo", "imitation"], default="ppo",
@@ -718,7 +720,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--seeds", default="1", help="training seeds, comma-separated")
     p.add_argument("--episodes", type=int, default=32, help="evaluation games per backend and seed")
     p.add_argument("--margin", type=float, default=5.0, help="equivalence margin in return units")
-    p.add_argument("--plant", choices=plants, default=None)
-    p.add_argument("--json", metavar="FILE")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--plant", choices=plants, default=None, help="plant a divergence on emurust's side (training and evaluation)")
+    p.add_argument("--json", metavar="FILE", help="also write the results here as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_main_transfer)
