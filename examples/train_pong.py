@@ -25,6 +25,8 @@ def main() -> None:
     ap.add_argument("--eval-games", type=int, default=16)
     ap.add_argument("--eval-steps", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--frameskip", type=int, default=1, help="the reference's frameskip parameter (pong.py's default 1)")
+    ap.add_argument("--deterministic", action="store_true", help="evaluate the policy's most likely action (default: sample)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--torch-threads", type=int, default=1)
     ap.add_argument("--reference", action="store_true", help="also evaluate on the C reference (needs EMURUST_REFERENCES)")
@@ -40,7 +42,7 @@ def main() -> None:
 
     torch.set_num_threads(args.torch_threads)
     torch.manual_seed(args.seed)
-    venv = VecMonitor(PongVecEnv(args.envs, max_episode_steps=3000))
+    venv = VecMonitor(PongVecEnv(args.envs, max_episode_steps=3000, frameskip=args.frameskip))
     venv.seed(args.seed)
     model = PPO("MlpPolicy", venv, n_steps=128, batch_size=1024, n_epochs=4, learning_rate=1e-3, gamma=0.99,
                 gae_lambda=0.95, ent_coef=0.01, clip_range=0.2, seed=args.seed, verbose=0, device=args.device)
@@ -53,7 +55,8 @@ def main() -> None:
         steps = model.num_timesteps
         row = {"steps": steps, "seconds": round(time.perf_counter() - t0, 1)}
         for backend in ("emurust", "reference") if args.reference else ("emurust",):
-            e = vp.evaluate(model, backend, args.eval_games, seed=10_000, max_steps=args.eval_steps)
+            e = vp.evaluate(model, backend, args.eval_games, seed=10_000, max_steps=args.eval_steps,
+                            deterministic=args.deterministic, frameskip=args.frameskip)
             row[backend] = {"mean_return": float(np.mean(e.returns)), "points_won": sum(e.points_won),
                             "points_lost": sum(e.points_lost), "point_share": e.point_share,
                             "games_won": e.games_won, "games_lost": e.games_lost}
@@ -68,7 +71,8 @@ def main() -> None:
             break
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"beaten_at": beaten_at, "history": history, "envs": args.envs, "seed": args.seed}, f, indent=1)
+            json.dump({"beaten_at": beaten_at, "history": history, "envs": args.envs, "seed": args.seed,
+                       "frameskip": args.frameskip, "deterministic_eval": args.deterministic}, f, indent=1)
 
 
 if __name__ == "__main__":

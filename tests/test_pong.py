@@ -133,6 +133,13 @@ def test_l4_transfer_equivalent_and_fails_on_a_plant(vp):
     assert not bad.equivalent, bad.tost
 
 
+def test_l4_ppo_trained_on_either_backend_is_bit_identical(vp):
+    """Same seed, same hyperparameters: PPO on emurust and PPO on the reference end with the
+    same weights (truncations included); a planted divergence makes them differ."""
+    assert vp.training_identical(2048, seed=3)
+    assert not vp.training_identical(2048, seed=3, plant="paddle_speed")
+
+
 @pytest.mark.skipif(not LONG, reason="PPO training takes minutes (EMURUST_LONG=1)")
 def test_l4_transfer_ppo(vp):
     ok = vp.transfer(100_000, seeds=(1,), episodes=16, margin=5.0)

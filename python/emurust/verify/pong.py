@@ -320,20 +320,21 @@ def _vecenv_base():
     return VecEnv
 
 
-def make_reference_venv(num_envs: int, **config: Any):
-    """The C reference as an SB3 ``VecEnv`` (N oracle games in one ctypes call per step; the
-    games reset themselves as the reference does, the final observation being the last one
-    before that reset, as emurust's)."""
+def make_reference_venv(num_envs: int, max_episode_steps: int = 0, **config: Any):
+    """The C reference as an SB3 ``VecEnv`` (N oracle games in one ctypes call per step). The
+    games reset themselves as the reference does; the terminal observation is the previous
+    step's (the buffer the reference leaves, for frameskip 1). ``max_episode_steps`` truncates
+    as emurust's ``PongVecEnv`` does (the current observation, then the reference's reset)."""
     VecEnv: Any = _vecenv_base()
     from gymnasium import spaces
 
     class ReferencePongVecEnv(VecEnv):
         def __init__(self):
+            self.render_mode = None
             super().__init__(num_envs, spaces.Box(-np.inf, np.inf, (8,), np.float32), spaces.Discrete(3))
             self.game: Optional[OracleBatch] = None
             self._actions = np.zeros(num_envs, np.int32)
             self._last = np.zeros((num_envs, 8), np.float32)
-            self.render_mode = None
 
         def reset(self):
             seeds = [1 + i if s is None else int(s) for i, s in enumerate(self._seeds)]
@@ -342,6 +343,7 @@ def make_reference_venv(num_envs: int, **config: Any):
                 self.game.close()
             self.game = OracleBatch(seeds, **config)
             self._last = self.game.reset().copy()
+            self._steps = np.zeros(num_envs, np.int64)
             return self._last.copy()
 
         def step_async(self, actions):
@@ -350,12 +352,22 @@ def make_reference_venv(num_envs: int, **config: Any):
         def step_wait(self):
             assert self.game is not None
             obs, rew, term = self.game.step(self._actions)
+            obs, term = obs.copy(), term.astype(bool)
+            self._steps += 1
+            trunc = ~term & (self._steps >= max_episode_steps) if max_episode_steps else np.zeros(num_envs, bool)
             infos: list[dict] = [{} for _ in range(num_envs)]
             for i in np.flatnonzero(term):
                 infos[i]["terminal_observation"] = self._last[i].copy()
                 infos[i]["TimeLimit.truncated"] = False
+            for i in np.flatnonzero(trunc):
+                infos[i]["terminal_observation"] = obs[i].copy()
+                infos[i]["TimeLimit.truncated"] = True
+                self.game.lib.oracle_reset(self.game._games[i])
+                obs[i] = np.ctypeslib.as_array(self.game.pong(int(i)).observations, (8,))
+            done = term | trunc
+            self._steps[done] = 0
             self._last = obs.copy()
-            return obs.copy(), rew.copy(), term.astype(bool), infos
+            return obs, rew.copy(), done, infos
 
         def close(self):
             if self.game is not None:
@@ -412,7 +424,7 @@ def train_ppo(steps: int, seed: int = 0, hp: Optional[PPOHyper] = None, backend:
 
         venv: Any = PongVecEnv(hp.envs, max_episode_steps=hp.max_episode_steps, **_planted_config(plant, config))
     elif backend == "reference":
-        venv = make_reference_venv(hp.envs, **config)
+        venv = make_reference_venv(hp.envs, max_episode_steps=hp.max_episode_steps, **config)
     else:
         raise ValueError(f"backend must be 'emurust' or 'reference', got {backend!r}")
     venv.seed(seed)
@@ -490,6 +502,24 @@ def train_imitation(samples: int = 20_000, seed: int = 0, plant: Optional[str] =
         b -= lr * g.sum(axis=0)
     weights = w / std[:, None]
     return LinearPolicy(weights, b - mean @ weights, seed)
+
+
+def same_weights(a, b) -> bool:
+    """Whether two SB3 models' policy parameters are bit-identical."""
+    import torch
+
+    pa, pb = a.policy.state_dict(), b.policy.state_dict()
+    return pa.keys() == pb.keys() and all(torch.equal(pa[k], pb[k]) for k in pa)
+
+
+def training_identical(steps: int = 2048, seed: int = 3, plant: Optional[str] = None,
+                       hp: Optional[PPOHyper] = None, **config: Any) -> bool:
+    """L4, training side: PPO trained with the same seed on emurust (with ``plant``) and on the
+    reference; True when the two policies are bit-identical."""
+    hp = hp or PPOHyper(envs=8, n_steps=64, batch_size=256, max_episode_steps=200)
+    a = train_ppo(steps, seed=seed, hp=hp, backend="emurust", plant=plant, **config)
+    b = train_ppo(steps, seed=seed, hp=hp, backend="reference", **config)
+    return same_weights(a, b)
 
 
 @dataclass
