@@ -359,11 +359,11 @@ def make_reference_venv(num_envs: int, max_episode_steps: int = 0, **config: Any
             for i in np.flatnonzero(term):
                 infos[i]["terminal_observation"] = self._last[i].copy()
                 infos[i]["TimeLimit.truncated"] = False
-            for i in map(int, np.flatnonzero(trunc)):
-                infos[i]["terminal_observation"] = obs[i].copy()
-                infos[i]["TimeLimit.truncated"] = True
-                self.game.lib.oracle_reset(self.game._games[i])
-                obs[i] = np.ctypeslib.as_array(self.game.pong(i).observations, (8,))
+            for k in map(int, np.flatnonzero(trunc)):
+                infos[k]["terminal_observation"] = obs[k].copy()
+                infos[k]["TimeLimit.truncated"] = True
+                self.game.lib.oracle_reset(self.game._games[k])
+                obs[k] = np.ctypeslib.as_array(self.game.pong(k).observations, (8,))
             done = term | trunc
             self._steps[done] = 0
             self._last = obs.copy()
