@@ -750,7 +750,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--seeds", default="1", help="training seeds, comma-separated")
     p.add_argument("--episodes", type=int, default=32, help="evaluation games per backend and seed")
     p.add_argument("--margin", type=float, default=5.0, help="equivalence margin in return units")
-    p.add_argument("--plant", choices=plants, default=None, help="plant a divergence on emurust's side (training and evaluation)")
+    p.add_argument("--plant", choices=plants, default=None, help="plant a divergence on emurust's side: paddle_speed in training and evaluation, swap_actions in evaluation")
     p.add_argument("--json", metavar="FILE", help="also write the results here as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.set_defaults(func=_main_transfer)
