@@ -4,8 +4,10 @@
    (as the reference's own test_performance), emurust (`PongBatch.run_steps`, 1 thread, and one
    Python call per step) against the C reference's loop (`oracle_run_steps`: the same step()
    over the same games, built with -O3);
-2. scaling: the same batch (4,096 games) on 1..16 threads (`run_steps`, and one Python call per
-   step with NumPy outputs);
+2. scaling: the same batch (4,096 games) on 1..16 threads, two ways: `run_steps` (each thread
+   runs its block of games through all the steps: games are independent, so no per-step
+   synchronisation; the engine's throughput) and one Python call per step (`step`, outputs
+   into NumPy arrays, all threads joined every step: the RL loop's path);
 3. SB3 PPO end to end (MlpPolicy, same hyperparameters): emurust's PongVecEnv against the
    reference wrapped as a Python gymnasium.Env around one game in SB3's SubprocVecEnv (the
    paper's slow baseline), --ppo-envs environments, --ppo-steps steps each.

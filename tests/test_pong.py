@@ -269,3 +269,28 @@ def test_one_core_at_least_the_reference(vp):
     ref.run_steps(acts, steps)
     t_ref = time.perf_counter() - t
     assert t_ours <= t_ref * 1.1, (t_ours, t_ref)
+
+
+def test_run_steps_equals_stepping_one_call_per_step():
+    """The benchmark path (each thread its block through all steps) plays the same games."""
+    n, steps = 300, 400
+    acts = np.random.default_rng(2).integers(0, 3, (7, n)).astype(np.int32)
+    totals, states = [], []
+    for threads in (1, 2):
+        b = _core.PongBatch(n, num_threads=threads)
+        b.seed(list(range(n)))
+        b.reset(np.zeros((n, 8), np.float32))
+        totals.append(b.run_steps(acts, steps))
+        states.append([b.get_state(i) for i in range(n)])
+    ref = _core.PongBatch(n, num_threads=1)
+    ref.seed(list(range(n)))
+    obs, rew, term, trunc, fin = _outputs(n)
+    ref.reset(obs)
+    total = 0.0
+    for t in range(steps):
+        ref.step(acts[t % 7].astype(np.int64), obs, rew, term, trunc, fin)
+        total += float(rew.astype(np.float64).sum())
+    assert totals[0] == totals[1] == total
+    assert states[0] == states[1] == [ref.get_state(i) for i in range(n)]
+    with pytest.raises(ValueError, match="shape"):
+        ref.run_steps(np.zeros((2, n + 1), np.int32), 1)

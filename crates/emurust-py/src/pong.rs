@@ -320,7 +320,9 @@ impl PongBatch {
 
     /// Run `steps` steps with the action rows of `actions` (shape (K, num_envs), row t % K at
     /// step t) inside Rust, without a Python call per step; returns the sum of the rewards.
-    /// For benchmarks: the batch's own speed, without Python's per-call cost.
+    /// For benchmarks. Games are independent and the actions fixed, so each thread runs its
+    /// block of games through all the steps without waiting for the others (no per-step
+    /// synchronisation: the engine's own throughput; `step` is the per-step, RL-loop path).
     fn run_steps(
         &mut self,
         py: Python<'_>,
@@ -343,24 +345,27 @@ impl PongBatch {
         let chunk = self.chunk();
         let rows = shape[0];
         let (games, pool) = (&mut self.games, &self.pool);
-        let total = py.allow_threads(|| {
+        let run_block = |first: usize, block: &mut [Pong]| {
             let mut total = 0f64;
             for t in 0..steps as usize {
-                let row = &table[(t % rows) * n..(t % rows + 1) * n];
-                total += pool.install(|| {
-                    games
-                        .par_chunks_mut(chunk)
-                        .zip(row.par_chunks(chunk))
-                        .map(|(g, a)| {
-                            g.iter_mut()
-                                .zip(a)
-                                .map(|(g, &a)| g.step(a).reward as f64)
-                                .sum::<f64>()
-                        })
-                        .sum::<f64>()
-                });
+                let row = &table[(t % rows) * n + first..];
+                for (g, &a) in block.iter_mut().zip(row) {
+                    total += g.step(a).reward as f64;
+                }
             }
             total
+        };
+        let total = py.allow_threads(|| {
+            if n <= chunk {
+                return run_block(0, games);
+            }
+            pool.install(|| {
+                games
+                    .par_chunks_mut(chunk)
+                    .enumerate()
+                    .map(|(k, block)| run_block(k * chunk, block))
+                    .sum::<f64>()
+            })
         });
         Ok(total)
     }
