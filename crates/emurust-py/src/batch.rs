@@ -1542,7 +1542,7 @@ fn build_pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
 
 /// The pool for a batch asking for `num_threads` (None: the shared size): the shared pool when
 /// the size is the shared one, else a pool of its own.
-fn pool_for(num_threads: Option<i64>) -> PyResult<(Arc<rayon::ThreadPool>, usize)> {
+pub(crate) fn pool_for(num_threads: Option<i64>) -> PyResult<(Arc<rayon::ThreadPool>, usize)> {
     let shared = shared_threads()?;
     let threads = match num_threads {
         None => shared,

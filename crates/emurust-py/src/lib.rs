@@ -19,6 +19,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 mod batch;
 mod files;
+mod pong;
 mod vectors;
 
 use files::load_bytes;
@@ -1372,5 +1373,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     vectors::register(m)?;
     files::register(m)?;
     batch::register(m)?;
+    pong::register(m)?;
     Ok(())
 }
