@@ -343,3 +343,63 @@ def test_sb3_vec_env_same_step_reset_in_one_pass():
     assert not any(k.startswith("final_") for k in make(False).batch.buffers)
     with_fn = EmurustVecEnv(2, reward_fn=lambda ram, prev: ram[:, 0] * 0.0, ram=[(0xC000, 4)], **ENDS)
     assert not with_fn.driver.same_step_reset
+
+
+def test_features_observation_of_dodge():
+    """obs="features": Dodge's 45 RAM features (emurust.games.dodge_features), as `emurust
+    train` trains on, from every environment class; with other observations, with a user's own
+    RAM ranges, at the end of episodes; refused for games without features."""
+    from emurust.games import RAM_BLOCK, dodge_features
+    from emurust.sb3 import EmurustVecEnv
+
+    env = gym.make("emurust/Dodge-v0", obs="features")
+    assert env.observation_space == gym.spaces.Box(-np.inf, np.inf, (45,), np.float32)
+    check_env(env.unwrapped)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (45,) and obs.dtype == np.float32
+
+    # The features beside a user's own RAM range (and a reward_fn that sees only that range),
+    # against a twin that observes the raw block and computes them itself.
+    seen = []
+
+    def reward_fn(ram, prev):
+        seen.append(ram.shape)
+        return np.zeros(len(ram))
+
+    kw = dict(num_envs=3, max_episode_steps=40, noop_max=30)
+    both = gym.make_vec("emurust/Dodge-v0", obs=["features", "ram"], ram=[(0xC002, 1)], reward_fn=reward_fn, **kw)
+    raw = gym.make_vec("emurust/Dodge-v0", obs="ram", ram=[RAM_BLOCK], **kw)
+    assert both.single_observation_space["ram"].shape == (1,)
+    o1, _ = both.reset(seed=4)
+    o2, _ = raw.reset(seed=4)
+    rng = np.random.default_rng(1)
+    for _ in range(60):
+        np.testing.assert_array_equal(o1["features"], dodge_features(o2))
+        np.testing.assert_array_equal(o1["ram"][:, 0], o2[:, 2])  # lives
+        a = rng.integers(0, 8, 3)
+        o1, *_ = both.step(a)
+        o2, *_ = raw.step(a)
+    assert set(seen) == {(3, 1)}
+
+    # SB3: the terminal observations are the features of the last RAM of each episode.
+    feats = EmurustVecEnv(2, game="dodge", obs="features", max_episode_steps=25)
+    block = EmurustVecEnv(2, game="dodge", obs="ram", ram=[RAM_BLOCK], max_episode_steps=25)
+    for v in (feats, block):
+        v.seed(7)
+    f, b = feats.reset(), block.reset()
+    ends = 0
+    for _ in range(60):
+        np.testing.assert_array_equal(f, dodge_features(b))
+        a = rng.integers(0, 8, 2)
+        f, _, done, fi = feats.step(a)
+        b, _, _, bi = block.step(a)
+        for i in np.flatnonzero(done):
+            ends += 1
+            np.testing.assert_array_equal(fi[i]["terminal_observation"],
+                                          dodge_features(bi[i]["terminal_observation"][None])[0])
+    assert ends >= 4
+
+    with pytest.raises(ValueError, match="obs='features' is defined for the games \\['dodge'\\] only, not 'snake'"):
+        gym.make("emurust/Snake-v0", obs="features")
+    with pytest.raises(ValueError, match="pass game="):
+        GameBoyEnv(rom=DODGE, obs="features")

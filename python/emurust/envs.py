@@ -30,6 +30,9 @@ Arguments (all keyword):
     grey screen averaged over 2x2 blocks; ``"rgb"`` (144, 160, 3) channel-last;
     ``"rgb_chw"`` (3, 144, 160); ``"shades"`` (1, 144, 160) shade indices 0-3; ``"ram"`` (K,)
     the bytes of the ``ram`` ranges. Grey levels are PyBoy's default palette (255, 153, 85, 0).
+    ``"features"``: the game's state as numbers read from RAM, for games that define them
+    (``game="dodge"``: (45,) float32, see :func:`emurust.games.dodge_features`; the features
+    ``emurust train`` trains its MLP policy on). RAM-only observations draw no frames.
 ``ram``
     list of ``(address, length)`` RAM ranges, read after every step (``"ram"`` observation and
     ``reward_fn``).
@@ -94,6 +97,8 @@ RewardFn = Callable[[np.ndarray, np.ndarray], Any]
 
 
 def _obs_space(name: str, shape: tuple) -> spaces.Box:
+    if name == "features":
+        return spaces.Box(low=-np.inf, high=np.inf, shape=tuple(shape), dtype=np.float32)
     high = 3 if name == "shades" else 255
     return spaces.Box(low=0, high=high, shape=tuple(shape), dtype=np.uint8)
 
@@ -145,6 +150,20 @@ class BatchDriver:
         if reward_fn is not None and not ram:
             raise ValueError("reward_fn needs ram=[(address, length), ...] to read")
         obs_names = [obs] if isinstance(obs, str) else list(obs)
+        user_ram = [(int(a), int(n)) for a, n in ram]
+        # "features" is computed here from a RAM block the batch reads along with `ram`.
+        self._features: Optional[Callable[[np.ndarray], np.ndarray]] = None
+        batch_ram = list(user_ram)
+        if "features" in obs_names:
+            from .games import features_of
+
+            block, self._features = features_of(game)
+            if block not in batch_ram:
+                batch_ram.append(block)
+            start = sum(n for _, n in batch_ram[: batch_ram.index(block)])
+            self._features_cols = slice(start, start + block[1])
+        self._user_ram_bytes = sum(n for _, n in user_ram)
+        batch_obs = [n for n in obs_names if n != "features"] or ["ram"]
         per_env_states = isinstance(start_state, (list, tuple))
         if per_env_states and len(start_state) != num_envs:
             raise ValueError(f"start_state: expected {num_envs} states, got {len(start_state)}")
@@ -155,8 +174,8 @@ class BatchDriver:
             actions=list(actions) if actions is not None else None,
             frame_skip=frame_skip,
             press_frames=press_frames,
-            obs=obs_names,
-            ram=[(int(a), int(n)) for a, n in ram],
+            obs=batch_obs,
+            ram=batch_ram,
             reward=parse_reward(reward),
             terminate=parse_terminate(terminate),
             max_episode_steps=int(max_episode_steps or 0),
@@ -178,8 +197,12 @@ class BatchDriver:
         self.num_envs = int(num_envs)
         self.game = game
         self.reward_fn = reward_fn
-        self.obs_names = list(self.batch.obs_names)
-        shapes = self.batch.obs_shapes
+        self.obs_names = list(self.batch.obs_names) if self._features is None else list(obs_names)
+        self._buf = self.batch.buffers
+        shapes = dict(self.batch.obs_shapes)
+        if self._features is not None:
+            shapes["ram"] = (self._user_ram_bytes,)
+            shapes["features"] = self._features(self._buf["ram"][:1, self._features_cols]).shape[1:]
         self.dict_obs = len(self.obs_names) > 1
         if self.dict_obs:
             self.single_observation_space: spaces.Space = spaces.Dict(
@@ -189,29 +212,61 @@ class BatchDriver:
             k = self.obs_names[0]
             self.single_observation_space = _obs_space(k, shapes[k])
         self.single_action_space = spaces.Discrete(self.batch.num_actions)
-        self._buf = self.batch.buffers
-        self._prev_ram = np.zeros_like(self._buf["ram"])
+        self._prev_ram = np.zeros_like(self._user_ram(self._buf["ram"]))
 
     # ------------------------------------------------------------------ helpers
+
+    def _user_ram(self, ram: np.ndarray) -> np.ndarray:
+        """The columns of the batch's RAM buffer that the user's ``ram`` ranges asked for (a
+        view; the batch may read a block for ``"features"`` after them)."""
+        return ram if self._features is None else ram[:, : self._user_ram_bytes]
+
+    def _view(self, name: str, prefix: str = "", rows: Any = None) -> np.ndarray:
+        """Observation `name` of every environment, or of `rows` (an index or a mask): the
+        batch's buffer (a view; a copy for a mask), or for ``"features"`` a fresh array
+        computed from the RAM block of those rows only."""
+        if self._features is not None and name == "features":
+            block = self._buf[prefix + "ram"][:, self._features_cols]
+            if isinstance(rows, (int, np.integer)):
+                return self._features(block[rows : rows + 1])[0]
+            return self._features(block if rows is None else block[rows])
+        if self._features is not None and name == "ram":
+            b = self._user_ram(self._buf[prefix + "ram"])
+        else:
+            b = self._buf[prefix + name]
+        return b if rows is None else b[rows]
+
+    def obs_views(self) -> Any:
+        """The current observations as views of the batch's buffers where possible (the next
+        step overwrites them)."""
+        if self.dict_obs:
+            return {k: self._view(k) for k in self.obs_names}
+        return self._view(self.obs_names[0])
+
+    def _fresh(self, name: str, prefix: str = "", rows: Any = None) -> np.ndarray:
+        """:meth:`_view`, never sharing memory with the batch: views are copied (computed
+        features and rows picked by a mask are new arrays already)."""
+        a = self._view(name, prefix, rows)
+        fresh = name == "features" and self._features is not None
+        return a if fresh or (rows is not None and not isinstance(rows, (int, np.integer))) else a.copy()
 
     def obs(self, rows: Optional[np.ndarray] = None) -> Any:
         """A copy of the current observations (of `rows` only, if given)."""
         if self.dict_obs:
-            return {k: (self._buf[k][rows] if rows is not None else self._buf[k].copy()) for k in self.obs_names}
-        b = self._buf[self.obs_names[0]]
-        return b[rows] if rows is not None else b.copy()
+            return {k: self._fresh(k, rows=rows) for k in self.obs_names}
+        return self._fresh(self.obs_names[0], rows=rows)
 
     def obs_of(self, i: int) -> Any:
         if self.dict_obs:
-            return {k: self._buf[k][i].copy() for k in self.obs_names}
-        return self._buf[self.obs_names[0]][i].copy()
+            return {k: self._fresh(k, rows=i) for k in self.obs_names}
+        return self._fresh(self.obs_names[0], rows=i)
 
     def final_obs_of(self, i: int) -> Any:
         """Environment `i`'s terminal observation after a step that ended its episode and reset
         it in the same pass (``same_step_reset``)."""
         if self.dict_obs:
-            return {k: self._buf["final_" + k][i].copy() for k in self.obs_names}
-        return self._buf["final_" + self.obs_names[0]][i].copy()
+            return {k: self._fresh(k, "final_", i) for k in self.obs_names}
+        return self._fresh(self.obs_names[0], "final_", i)
 
     def step_and_reset_ended(self, actions: np.ndarray):
         """Step; environments whose episode ends are reset right away (Gymnasium's same-step
@@ -248,7 +303,7 @@ class BatchDriver:
     def _apply_reward_fn(self, rewards: np.ndarray, terminated: np.ndarray, skip: Optional[np.ndarray]) -> None:
         if self.reward_fn is None:
             return
-        ram = self._buf["ram"]
+        ram = self._user_ram(self._buf["ram"])
         res = self.reward_fn(ram, self._prev_ram)
         if isinstance(res, tuple):
             r, t = res
@@ -270,7 +325,7 @@ class BatchDriver:
 
     def _remember_ram(self) -> None:
         if self.reward_fn is not None:
-            np.copyto(self._prev_ram, self._buf["ram"])
+            np.copyto(self._prev_ram, self._user_ram(self._buf["ram"]))
 
     # ------------------------------------------------------------------ operations
 

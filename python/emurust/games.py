@@ -23,7 +23,7 @@ import numpy as np
 
 from .rewards import Condition, Term
 
-__all__ = ["GAMES", "GameTask", "rom_path", "task_kwargs", "dodge_features", "score_of"]
+__all__ = ["GAMES", "GameTask", "rom_path", "task_kwargs", "dodge_features", "features_of", "score_of"]
 
 SCORE, LIVES, GAME_OVER, STATE = 0xC000, 0xC002, 0xC003, 0xC008
 # The RAM the tasks read for their features and for the honest score: the shared block and the
@@ -128,6 +128,17 @@ GAMES: dict[str, GameTask] = {
         max_episode_steps=3000,
     ),
 }
+
+
+def features_of(game: Optional[str]) -> tuple[tuple[int, int], Callable[[np.ndarray], np.ndarray]]:
+    """The ``obs="features"`` observation of `game`: (the RAM range it reads, the function
+    from rows of those bytes to float32 features). ValueError for games that define none."""
+    task = GAMES.get(game.lower()) if game else None
+    if task is None or task.features is None:
+        having = sorted(name for name, t in GAMES.items() if t.features is not None)
+        raise ValueError(f"obs='features' is defined for the games {having} only"
+                         + (f", not {game!r}" if game else " (pass game=...)"))
+    return RAM_BLOCK, task.features
 
 
 def rom_path(game: str) -> str:

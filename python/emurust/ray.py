@@ -135,10 +135,7 @@ class BatchActor:
         }
 
     def _obs(self) -> Any:
-        buf = self.batch.buffers
-        if self.driver.dict_obs:
-            return {k: buf[k] for k in self.driver.obs_names}
-        return buf[self.driver.obs_names[0]]
+        return self.driver.obs_views()
 
     def seed(self, seeds: Optional[list]) -> None:
         self.driver.seed(seeds)
