@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -248,3 +249,18 @@ def test_engines_take_turns_run_by_run(monkeypatch):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_bench_runs_from_any_directory_on_the_packaged_games(tmp_path):
+    """Without --roms, `emurust bench` measures the games packaged with emurust, wherever it
+    is started (it once needed the repository root for roms/bench.gb)."""
+    p = subprocess.run([sys.executable, "-m", "emurust", "bench", "--engines", "emurust", "--frames", "20", "--repeat", "1",
+                        "--patterns", "no_render", "--sound", "off", "--json", "", "--png", ""],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert p.returncode == 0, p.stderr
+    for game in ("dodge.gb", "runner.gb", "snake.gb"):
+        assert f"| {game} | no_render | off |" in p.stdout, p.stdout
+    assert list(tmp_path.iterdir()) == []
+    assert bench.resolve_rom("snake") == bench.resolve_rom("snake.gb") == str(ROOT / "python" / "emurust" / "roms" / "snake.gb")
+    with pytest.raises(FileNotFoundError, match="packaged games: dodge.gb, runner.gb, snake.gb"):
+        bench.resolve_rom("nope.gb")

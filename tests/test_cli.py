@@ -52,6 +52,10 @@ def test_run_writes_nothing_unless_asked(tmp_path):
 
 def test_run_screenshot_and_embedded_game_name(tmp_path):
     shot = tmp_path / "out" / "last.png"
+    # A missing directory is refused, not created.
+    p = emurust("run", "snake", "--frames", "30", "--screenshot", str(shot), cwd=tmp_path)
+    assert p.returncode == 2 and "does not exist" in p.stderr and not shot.parent.exists()
+    shot.parent.mkdir()
     p = emurust("run", "snake", "--frames", "30", "--frame-skip", "7", "--screenshot", str(shot), cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     assert "EMURUST SNAKE" in p.stdout and "ran 30 frames" in p.stdout
@@ -62,8 +66,8 @@ def test_run_screenshot_and_embedded_game_name(tmp_path):
     "args, message",
     [
         (["run", "nope.gb"], "emurust: error: ROM not found: nope.gb"),
-        (["run", "--frames", "0"], "emurust: error: --frames must be at least 1 (got 0)"),
-        (["run", "notes.txt"], "emurust: error: cannot run notes.txt: "),
+        (["run", "--frames", "0"], "emurust: error: argument --frames: must be an integer from 1 to 1,000,000,000, got 0"),
+        (["run", "notes.txt"], "emurust: error: not a Game Boy ROM (9 bytes, shorter than the cartridge header): notes.txt"),
         (["verify", "rollout", "nope.gb"], "emurust: error: ROM not found: nope.gb"),
         (["verify", "report", "nope.gb", "--out", "r"], "emurust: error: ROM not found: nope.gb"),
     ],

@@ -51,6 +51,7 @@ def test_train_exits_0_silently_and_writes_model_curve_eval(trained):
     assert proc.stderr == ""
     assert len(runs) == 1 and runs[0].name.startswith("dodge_ppo_seed5_")
     run = runs[0]
+    assert ", 1 PyTorch thread)" in proc.stdout  # the thread count in use is reported (default 1)
     for name in ("model.zip", "task.json", "curve.json", "curve.png", "eval.json"):
         assert (run / name).is_file(), name
         assert str(run / name) in proc.stdout, f"{name} not reported"
@@ -138,8 +139,8 @@ def test_play_model_and_random_write_gifs(trained, tmp_path, capsys):
     steps = [int(l.split()[3]) for l in out.splitlines() if l.strip()[:1].isdigit()]
     assert len(steps) == 1 and steps[0] > 20  # random play loses its 3 lives after a while
     _check_gif(gif, steps, scale=1)
-    with pytest.raises(SystemExit):
-        cli.main(["play"])
+    assert cli.main(["play"]) == 2  # neither a model nor --random: one line of error
+    assert "give a MODEL or --random" in capsys.readouterr().err
 
 
 def test_our_gif_encoder_round_trips_and_pillow_reads_it(tmp_path):
@@ -275,3 +276,23 @@ def _umask() -> int:
     m = os.umask(0)
     os.umask(m)
     return m
+
+
+def test_train_uses_the_environments_public_features_option():
+    """`emurust train`'s Dodge policy input is the environments' own obs="features" (what users
+    get from gymnasium.make("emurust/Dodge-v0", obs="features")), not a private copy."""
+    import argparse
+
+    from emurust.sb3 import EmurustVecEnv
+    from emurust.train import make_venv, task_config
+
+    cfg = task_config(argparse.Namespace(game="dodge", obs=None, frame_stack=None, frame_skip=None, life_penalty=None))
+    assert cfg["obs"] == "features"
+    env = make_venv(cfg, 2, num_threads=1)
+    inner = env
+    while not isinstance(inner, EmurustVecEnv):
+        inner = inner.venv
+    assert inner.driver.obs_names[0] == "features"
+    obs = env.reset()
+    assert obs.shape == (2, 45) and obs.dtype == np.float32
+    env.close()

@@ -1,41 +1,45 @@
-"""``emurust bench``: frames per second of emurust, PyBoy 2.8.1, Gambatte and mGBA on the same ROMs.
+"""emurust bench: frames per second of emurust, PyBoy 2.8.1, Gambatte and mGBA on the same ROMs.
 
     emurust bench [--roms ROM[@STATE],...] [--suite real] [--frames 3000] [--repeat 3]
                   [--patterns render,skip24,no_render] [--sound on,off]
                   [--engines emurust,pyboy,gambatte,mgba] [--json bench.json] [--png bench.png]
 
-Every measurement runs in its own subprocess (``python -m emurust.bench --worker ...``), pinned to
+By default it measures the games packaged with emurust (dodge, runner, snake), so it works from
+any directory. A ROM is a path, or the name of a packaged game.
+
+Every measurement runs in its own subprocess (python -m emurust.bench --worker ...), pinned to
 one CPU core, one after another so that they never compete. Each worker loads the ROM (and, with
-``ROM@STATE``, a PyBoy ``.state`` file: both emurust and PyBoy start from it), runs 120 frames
-untimed (past start-up), then times ``--frames`` frames in one of three patterns:
+ROM@STATE, a PyBoy .state file: both emurust and PyBoy start from it), runs 120 frames untimed
+(past start-up), then times --frames frames in one of three patterns:
 
-``render``     every frame drawn: one call per frame (PyBoy ``tick(1, True)``, emurust
-               ``tick(1, True)``, Gambatte ``run_for`` one frame, mGBA ``run_frame``).
-``skip24``     one frame in 24 drawn, as an RL environment with frame skip runs: calls of
-               ``tick(24, True)`` (only the last frame of each call is drawn).
-``no_render``  no frame drawn: calls of 60 frames (PyBoy/emurust ``tick(60, False)``); mGBA runs
-               ``run_frame`` with its dummy (non-drawing) video renderer.
-Gambatte's Python binding always draws (``run_for`` needs a video buffer and libgambatte renders
-every line into it), and mGBA cannot skip single frames, so their ``skip24`` and ``no_render``
-figures (Gambatte) or ``skip24`` figure (mGBA) draw every frame, flagged ``always_draws``.
+  render     every frame drawn: one call per frame (PyBoy tick(1, True), emurust tick(1, True),
+             Gambatte run_for one frame, mGBA run_frame).
+  skip24     one frame in 24 drawn, as an RL environment with frame skip runs: calls of
+             tick(24, True) (only the last frame of each call is drawn).
+  no_render  no frame drawn: calls of 60 frames (PyBoy/emurust tick(60, False)); mGBA runs
+             run_frame with its dummy (non-drawing) video renderer.
 
-Sound (``--sound``): ``on`` is PyBoy's default (``sound_emulated=True``: the APU runs, and the
-last frame of each tick call is sampled), ``off`` is ``sound_emulated=False`` for both PyBoy and
-emurust (no APU at all). Gambatte and mGBA always synthesise audio: they run in ``on`` only.
+Gambatte's Python binding always draws (run_for needs a video buffer and libgambatte renders
+every line into it), and mGBA cannot skip single frames, so their skip24 and no_render figures
+(Gambatte) or skip24 figure (mGBA) draw every frame, flagged "always draws".
 
-``--suite real`` adds the real-games suite: our games (Dodge, Runner, Snake; the tick calls start
-at power-on, past their title screens' first frames) and, when the community corpus is present
-(``EMURUST_TEST_ROMS``, default ``../shared/data/roms-dev``), its homebrew games.
+Sound (--sound): on is PyBoy's default (sound_emulated=True: the APU runs, and the last frame of
+each tick call is sampled), off is sound_emulated=False for both PyBoy and emurust (no APU at
+all). Gambatte and mGBA always synthesise audio: they run in on only.
 
-frames/s is frames / CPU seconds of the worker process (``time.process_time``), robust on a
-loaded shared machine; wall-clock frames/s is recorded too. The reported figure is the median of
-``--repeat`` runs; the engines take turns run by run, so that a drift in the machine's speed
-falls on all of them alike. Ratios are against PyBoy on the same ROM, pattern and sound mode.
+--suite real measures the real-games suite: our games (Dodge, Runner, Snake; the tick calls
+start at power-on, past their title screens' first frames) and, when the community corpus is
+present (EMURUST_TEST_ROMS, default ../shared/data/roms-dev), its homebrew games.
 
-Engines that are not installed are skipped with the reason (``pip install pyboy==2.8.1``,
-``pip install gambaterm``, ``apt-get install libmgba0.10`` + ``pip install mgba cached-property``).
-mGBA refuses ROMs without the Nintendo logo in the header through its file loader (our ROMs
-carry none), so the worker hands it the ROM through ``loadROM`` directly, which runs it as is.
+frames/s is frames / CPU seconds of the worker process (time.process_time), robust on a loaded
+shared machine; wall-clock frames/s is recorded too. The reported figure is the median of
+--repeat runs; the engines take turns run by run, so that a drift in the machine's speed falls
+on all of them alike. Ratios are against PyBoy on the same ROM, pattern and sound mode.
+
+Engines that are not installed are skipped with the reason (pip install pyboy==2.8.1,
+pip install gambaterm, apt-get install libmgba0.10 + pip install mgba cached-property). mGBA
+refuses ROMs without the Nintendo logo in the header through its file loader (our ROMs carry
+none), so the worker hands it the ROM through loadROM directly, which runs it as is.
 """
 
 from __future__ import annotations
@@ -51,11 +55,14 @@ import sys
 import time
 from typing import Any, Optional
 
+from .command_line import MAX_FRAMES, Parser, UsageError, check_output_file, float_range, int_range
+
 ENGINES = ("emurust", "pyboy", "gambatte", "mgba")
 PATTERNS = ("render", "skip24", "no_render")
 SOUNDS = ("on", "off")
-DEFAULT_ROMS = ("roms/bench.gb", "games/dodge.gb", "games/runner.gb")
-OUR_GAMES = ("games/dodge.gb", "games/runner.gb", "games/snake.gb")
+# Our games, packaged with emurust: found from any directory (see resolve_rom).
+OUR_GAMES = ("dodge.gb", "runner.gb", "snake.gb")
+DEFAULT_ROMS = OUR_GAMES
 COMMUNITY_GAMES = ("games/libbet.gb", "games/shock-lobster.gb")
 WARMUP = 120
 CHUNK = 60
@@ -324,18 +331,20 @@ def run_one(engine: str, rom: str, pattern: str, frames: int, cpu: Optional[int]
 
 
 def resolve_rom(path: str) -> str:
-    """A ROM path as given, else relative to the source tree (``roms/``, ``games/``), else one
-    of the package's embedded games."""
+    """A ROM path as given (relative to the current directory, else to the source tree when
+    there is one), else one of the games packaged with emurust, by file name (``dodge.gb``) or
+    game name (``dodge``)."""
     p = pathlib.Path(path)
     if p.is_file():
         return str(p.resolve())
     here = pathlib.Path(__file__).resolve().parent
-    for base in (here.parent.parent, pathlib.Path.cwd()):
-        if (base / path).is_file():
-            return str((base / path).resolve())
-    if (here / "roms" / p.name).is_file():
-        return str(here / "roms" / p.name)
-    raise FileNotFoundError(f"ROM not found: {path} (run from the repository root)")
+    if (here.parent.parent / path).is_file():
+        return str((here.parent.parent / path).resolve())
+    for name in (p.name, f"{p.name}.gb"):
+        if (here / "roms" / name).is_file():
+            return str(here / "roms" / name)
+    packaged = ", ".join(sorted(f.name for f in (here / "roms").glob("*.gb")))
+    raise FileNotFoundError(f"ROM not found: {path} (packaged games: {packaged})")
 
 
 def real_games_suite() -> list[str]:
@@ -566,14 +575,6 @@ def _split(s: str) -> list[str]:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from .cli import UsageError
-
-    if args.frames < 1:
-        raise UsageError(f"--frames must be at least 1 (got {args.frames})")
-    if args.repeat < 1:
-        raise UsageError(f"--repeat must be at least 1 (got {args.repeat})")
-    if not args.timeout > 0:
-        raise UsageError(f"--timeout must be positive (got {args.timeout})")
     engines = _split(args.engines)
     for e in engines:
         if e not in ENGINES:
@@ -597,6 +598,17 @@ def _cmd(args: argparse.Namespace) -> int:
         roms += [r for r in real_games_suite() if r not in roms]
     if not roms:
         raise UsageError("no ROMs (give --roms or --suite real)")
+    for entry in roms:
+        rom, state = split_rom_state(entry)
+        try:
+            resolve_rom(rom)
+        except FileNotFoundError as e:
+            raise UsageError(str(e)) from None
+        if state and not pathlib.Path(state).is_file():
+            raise UsageError(f"state not found: {state}")
+    for path, what in ((args.json, "--json"), (args.png, "--png")):
+        if path:
+            check_output_file(path, what)
     try:
         result = compare(roms, engines, patterns, args.frames, args.repeat, args.timeout, sounds=sounds, cgbs=cgbs)
     except FileNotFoundError as e:
@@ -606,8 +618,11 @@ def _cmd(args: argparse.Namespace) -> int:
     print(table)
     result["table_markdown"] = table
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
+        try:
+            with open(args.json, "w") as f:
+                json.dump(result, f, indent=1)
+        except OSError as e:
+            raise UsageError(f"cannot write {args.json}: {e.strerror}") from None
         print(f"wrote {args.json}")
     if args.png:
         why = plot(result, args.png)
@@ -617,11 +632,13 @@ def _cmd(args: argparse.Namespace) -> int:
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--roms", default=None,
-                   help="comma-separated ROM paths, each optionally ROM@STATE to start both emurust and PyBoy "
-                        f"from a PyBoy .state file (default without --suite: {','.join(DEFAULT_ROMS)})")
+                   help="comma-separated ROM paths or packaged games (dodge, runner, snake), each optionally "
+                        "ROM@STATE to start both emurust and PyBoy from a PyBoy .state file "
+                        f"(default without --suite: the packaged {','.join(DEFAULT_ROMS)})")
     p.add_argument("--suite", choices=("real",), default=None,
                    help="add the real-games suite: our games and the community corpus's homebrew games")
-    p.add_argument("--engines", default=",".join(ENGINES), help="comma-separated, of %(default)s (missing ones are skipped with the reason)")
+    p.add_argument("--engines", default=",".join(ENGINES),
+                   help="comma-separated, of %(default)s (missing ones are skipped with the reason)")
     p.add_argument("--patterns", default=",".join(PATTERNS),
                    help="comma-separated, of %(default)s: every frame drawn, one in 24, or none")
     p.add_argument("--sound", default=",".join(SOUNDS),
@@ -630,9 +647,11 @@ def _add_arguments(p: argparse.ArgumentParser) -> None:
                    help="comma-separated, of auto,off,on: the hardware (cgb=None: as the header says, as PyBoy "
                         "chooses; False: DMG; True: Game Boy Color), e.g. off,on to compare DMG with CGB mode "
                         "on the same ROM (emurust and PyBoy only)")
-    p.add_argument("--frames", type=int, default=3000, help="timed frames per run")
-    p.add_argument("--repeat", type=int, default=3, help="runs per measurement (the median is reported)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per worker before it is abandoned")
+    p.add_argument("--frames", type=int_range(1, MAX_FRAMES), default=3000, help="timed frames per run (default 3000)")
+    p.add_argument("--repeat", type=int_range(1, 1000), default=3,
+                   help="runs per measurement, the median is reported (default 3)")
+    p.add_argument("--timeout", type=float_range(0, 86400, low_open=True), default=600.0,
+                   help="seconds per worker before it is abandoned (default 600)")
     p.add_argument("--json", default="bench.json", metavar="FILE", help="results file (default %(default)s; '' for none)")
     p.add_argument("--png", default="bench.png", metavar="FILE", help="plot file (default %(default)s; '' for none)")
 
@@ -661,10 +680,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         a = ap.parse_args(argv)
         print(json.dumps(worker(a.engine, a.rom, a.pattern, a.frames, a.cpu, a.sound, a.state, a.cgb)), flush=True)
         return 0
-    ap = argparse.ArgumentParser(prog="emurust bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = Parser(prog="emurust bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_arguments(ap)
-    from .cli import UsageError
-
     try:
         return _cmd(ap.parse_args(argv))
     except UsageError as e:

@@ -7,6 +7,8 @@ import os
 import sys
 import time
 
+from .command_line import MAX_FRAMES, MAX_SEED, Parser, UsageError, check_output_file, check_rom_file, int_range
+
 
 EPILOG = """\
 Run "emurust COMMAND --help" for a command's options.
@@ -37,23 +39,16 @@ def _command_table(sub: argparse._SubParsersAction, order: list[str]) -> str:
     return "commands:\n" + "\n".join(f"  {n:<{width}}{h}" for n, h in rows)
 
 
-class UsageError(Exception):
-    """Bad input that the user can fix: reported as one line, exit status 2."""
-
-
 def _resolve_rom(arg: str | None) -> str:
     """A ROM path from the command line: a file, or the name of an embedded game."""
     import emurust
 
     if arg is None:
         return emurust.default_rom_path()
-    if os.path.isfile(arg):
-        return arg
     if arg in emurust.GAMES and not os.path.exists(arg):
         return emurust.game_rom_path(arg)
-    if os.path.isdir(arg):
-        raise UsageError(f"ROM is a directory, not a file: {arg}")
-    raise UsageError(f"ROM not found: {arg}")
+    check_rom_file(arg)
+    return arg
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -62,11 +57,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     import emurust
 
-    if args.frames < 1:
-        raise UsageError(f"--frames must be at least 1 (got {args.frames})")
-    if args.frame_skip < 1:
-        raise UsageError(f"--frame-skip must be at least 1 (got {args.frame_skip})")
     rom = _resolve_rom(args.rom)
+    if args.screenshot:
+        check_output_file(args.screenshot, "--screenshot")
     try:
         gb = emurust.GameBoy(rom)
     except emurust.RomError as e:
@@ -95,7 +88,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from emurust.verify.png import write_png
 
         try:
-            os.makedirs(os.path.dirname(os.path.abspath(args.screenshot)), exist_ok=True)
             write_png(args.screenshot, gb.screen)
         except OSError as e:
             raise UsageError(f"cannot write the screenshot: {e.strerror}: {args.screenshot}") from None
@@ -121,16 +113,19 @@ def _add_run_parser(sub) -> None:
         metavar="ROM",
         help="a .gb file, or an embedded game: dodge, snake, runner (default: dodge)",
     )
-    p.add_argument("--frames", type=int, default=3600, help="frames to run (default 3600, one minute of Game Boy time)")
-    p.add_argument("--frame-skip", type=int, default=4, metavar="K", help="frames per random button choice (default 4)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random buttons (default 0)")
-    p.add_argument("--screenshot", metavar="FILE", help="save the last frame as a PNG here (default: none)")
+    p.add_argument("--frames", type=int_range(1, MAX_FRAMES), default=3600,
+                   help="frames to run (default 3600, one minute of Game Boy time)")
+    p.add_argument("--frame-skip", type=int_range(1, 3600), default=4, metavar="K",
+                   help="frames per random button choice (default 4)")
+    p.add_argument("--seed", type=int_range(0, MAX_SEED), default=0, help="seed of the random buttons (default 0)")
+    p.add_argument("--screenshot", metavar="FILE",
+                   help="save the last frame as a PNG here; its directory must exist (default: none)")
     p.set_defaults(func=_cmd_run)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line: every command and its options."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="emurust",
         usage="emurust [-h] [--version] COMMAND ...",
         epilog=EPILOG,
@@ -188,6 +183,8 @@ _interrupted = False
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command line; returns the exit status. Bad input of any command, found by the
+    argument parser or by the command's own checks, is one line ``emurust: error: ...`` and 2."""
     global _interrupted
     command = "emurust"
     try:
@@ -200,6 +197,13 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"emurust: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`emurust train | head`): stop quietly, as other tools do.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        except (OSError, ValueError):
+            pass
+        return 1
     except KeyboardInterrupt:
         # Ctrl-C: one line, no traceback, the shell's status for SIGINT. Files are written
         # whole or not at all (see emurust._atomic), so nothing is left half-written.

@@ -544,6 +544,10 @@ def _show_placeholders(kind: str, out=None) -> None:
 
 
 def _main(args: argparse.Namespace) -> int:
+    from .command_line import UsageError, check_output_file
+
+    if args.out:
+        check_output_file(args.out, "--out")
     try:
         if args.list or not args.kind:
             _list()
@@ -557,11 +561,14 @@ def _main(args: argparse.Namespace) -> int:
             files.setdefault(k, []).append(v)
         text = render(args.kind, values, files)
     except PromptError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"emurust: error: {e}", file=sys.stderr)
         return 2
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            with open(args.out, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise UsageError(f"cannot write {args.out}: {e.strerror}") from None
         print(f"wrote {args.out} ({len(text):,} characters)", file=sys.stderr)
     else:
         sys.stdout.write(text)

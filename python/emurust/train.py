@@ -1,23 +1,27 @@
-"""``emurust train``: PPO (Stable-Baselines3) on one of emurust's games, then an honest evaluation.
+"""emurust train: PPO (Stable-Baselines3) on one of emurust's games, then an honest evaluation.
 
     emurust train --steps 60000                   # Dodge, seed 0: a few minutes on 2 cores
     emurust train --seed 3 --logdir runs          # another seed: another run
     tensorboard --logdir runs
     emurust play runs/<run>/model.zip             # watch it (writes a GIF)
 
-Everything goes into one run directory, ``<logdir>/<game>_ppo_seed<S>_<time>/``: the TensorBoard
-events, ``model.zip`` (the agent) with ``task.json`` (the task it was trained on, read by
-``emurust play``), ``curve.json`` / ``curve.png`` (the learning curve) and ``eval.json``.
+Everything goes into one run directory, <logdir>/<game>_ppo_seed<S>_<time>/: the TensorBoard
+events, model.zip (the agent) with task.json (the task it was trained on, read by
+emurust play), curve.json and curve.png (the learning curve) and eval.json.
 
-The task (see :mod:`emurust.games`): Dodge observes the game's state as 45 numbers read from RAM
-(ship, shot, and a radar of the rocks relative to the ship) with an MLP policy; ``--obs grey_half``
-trains a CNN on the (72, 80) screen instead (much slower per step, and needs many more steps). Rewards are the game's own score
-differences plus, as shaping only, ``--life-penalty`` per life lost.
+The task (see the module emurust.games): Dodge observes the game's state as 45 numbers read from
+RAM (ship, shot, and a radar of the rocks relative to the ship; the environments' obs="features")
+with an MLP policy; --obs grey_half trains a CNN on the (72, 80) screen instead (much slower per
+step, and needs many more steps). Rewards are the game's own score differences plus, as shaping
+only, --life-penalty per life lost.
 
 At the end the agent (sampling its actions, as it was trained) and a uniformly random policy play
-the same ``--eval-episodes`` episodes — environments seeded with held-out seeds that training
-never used — and both mean **game scores** are printed with 95% confidence intervals (Student t),
-next to the shaped returns.
+the same --eval-episodes episodes (environments seeded with held-out seeds that training never
+used), and both mean game scores are printed with 95% confidence intervals (Student t), next to
+the shaped returns.
+
+PyTorch runs on 1 thread unless --torch-threads says otherwise: with more, its threads and the
+emulators' fight for the cores, and training can run many times slower.
 """
 
 from __future__ import annotations
@@ -29,14 +33,23 @@ import os
 import pathlib
 import sys
 import time
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from ._atomic import atomic_write
+from ._stats import mean_ci
+from .command_line import (MAX_ENVS, MAX_EPISODES, MAX_STEPS, MAX_THREADS, UsageError, check_output_dir,
+                           check_output_file, float_range, int_range, probability)
+from .policies import DEFAULT_TORCH_THREADS, set_torch_threads, small_cnn
+
+__all__ = ["train", "evaluate", "make_venv", "task_config", "mean_ci", "report", "main"]
 
 DEFAULT_STEPS = 60_000
 EVAL_SEED = 1_000_000_000  # environment seeds EVAL_SEED.. are used by evaluations only
+ENV_SEED_STRIDE = 10_000  # training's environment seeds: seed * ENV_SEED_STRIDE + i
+# Training's environment seeds stay below the evaluation's.
+MAX_TRAIN_SEED = EVAL_SEED // ENV_SEED_STRIDE - 1
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -49,30 +62,44 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--game", default="dodge", choices=["dodge", "snake", "runner"])
-    p.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="environment steps in total (default %(default)s)")
-    p.add_argument("--envs", type=int, default=16, help="emulators in the batch")
-    p.add_argument("--threads", type=int, default=None, help="Rayon threads stepping the emulators (default: all CPUs)")
-    p.add_argument("--torch-threads", type=int, default=1,
-                   help="PyTorch threads (default 1: on small machines more threads fight the emulators')")
+    p.add_argument("--game", default="dodge", choices=["dodge", "snake", "runner"], help="the game (default dodge)")
+    p.add_argument("--steps", type=int_range(1, MAX_STEPS), default=DEFAULT_STEPS,
+                   help="environment steps in total (default %(default)s)")
+    p.add_argument("--envs", type=int_range(1, MAX_ENVS), default=16, help="emulators in the batch (default 16)")
+    p.add_argument("--threads", type=int_range(1, MAX_THREADS), default=None,
+                   help="threads stepping the emulators (default: one per CPU)")
+    p.add_argument("--torch-threads", type=int_range(0, MAX_THREADS), default=DEFAULT_TORCH_THREADS,
+                   help="PyTorch threads (default 1: on small machines more threads fight the emulators'; "
+                        "0 keeps PyTorch's own default, one per core)")
     p.add_argument("--obs", default=None, choices=["features", "grey_half", "grey"],
                    help="policy input: the game's RAM features (MLP; Dodge's default) or the screen (CNN)")
-    p.add_argument("--frame-stack", type=int, default=None, help="observations stacked (default: 1 features, 4 pixels)")
-    p.add_argument("--frame-skip", type=int, default=None, help="frames per step (default: the task's)")
-    p.add_argument("--life-penalty", type=float, default=None, help="shaping: reward lost per life lost (default: the task's)")
-    p.add_argument("--n-steps", type=int, default=64, help="PPO rollout length per environment")
-    p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--epochs", type=int, default=10)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--ent-coef", type=float, default=0.01)
-    p.add_argument("--clip", type=float, default=0.2)
-    p.add_argument("--gamma", type=float, default=0.99)
-    p.add_argument("--no-norm-reward", action="store_true", help="no VecNormalize reward scaling")
+    p.add_argument("--frame-stack", type=int_range(1, 64), default=None,
+                   help="observations stacked (default: 1 for features, 4 for pixels)")
+    p.add_argument("--frame-skip", type=int_range(1, 600), default=None, help="frames per step (default: the task's)")
+    p.add_argument("--life-penalty", type=float_range(0, 1e6), default=None,
+                   help="shaping: reward lost per life lost (default: the task's)")
+    p.add_argument("--n-steps", type=int_range(1, 1_000_000), default=64,
+                   help="PPO rollout length per environment (default %(default)s)")
+    p.add_argument("--batch-size", type=int_range(1, 10_000_000), default=256,
+                   help="PPO minibatch size (default %(default)s; at most one rollout)")
+    p.add_argument("--epochs", type=int_range(1, 1000), default=10,
+                   help="PPO passes over each rollout (default %(default)s)")
+    p.add_argument("--lr", type=float_range(0, 1, low_open=True), default=1e-3,
+                   help="learning rate of the Adam optimiser (default %(default)s)")
+    p.add_argument("--ent-coef", type=float_range(0, 10), default=0.01,
+                   help="entropy bonus weight (default %(default)s)")
+    p.add_argument("--clip", type=float_range(0, 10, low_open=True), default=0.2,
+                   help="PPO clip range of the probability ratio (default %(default)s)")
+    p.add_argument("--gamma", type=probability, default=0.99, help="discount factor, 0 to 1 (default %(default)s)")
+    p.add_argument("--no-norm-reward", action="store_true", help="no reward scaling (VecNormalize)")
     p.add_argument("--nature-cnn", action="store_true", help="pixels: SB3's NatureCNN instead of the small CNN")
-    p.add_argument("--seed", type=int, default=0, help="seeds PyTorch, the action sampling and the environments")
+    p.add_argument("--seed", type=int_range(0, MAX_TRAIN_SEED), default=0,
+                   help=f"seeds PyTorch, the action sampling and the environments (0 to {MAX_TRAIN_SEED:,}; default 0)")
     p.add_argument("--logdir", default="runs", help="parent of the run directory (TensorBoard logs and all outputs)")
-    p.add_argument("--save", default=None, help="model path (default: <run dir>/model.zip)")
-    p.add_argument("--eval-episodes", type=int, default=32, help="evaluation episodes for the agent and the random policy")
+    p.add_argument("--save", default=None,
+                   help="model path (default: <run dir>/model.zip); missing directories are created")
+    p.add_argument("--eval-episodes", type=int_range(2, MAX_EPISODES), default=32,
+                   help="evaluation episodes for the agent and the random policy (default %(default)s)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines while training")
 
 
@@ -87,7 +114,7 @@ def task_config(args: argparse.Namespace) -> dict:
     task = GAMES[args.game]
     obs = args.obs or ("features" if task.features is not None else "grey_half")
     if obs == "features" and task.features is None:
-        raise SystemExit(f"{args.game} has no RAM features; use --obs grey_half")
+        raise UsageError(f"{args.game} has no RAM features; use --obs grey_half")
     frame_skip = args.frame_skip or task.frame_skip
     return {
         "game": args.game,
@@ -103,18 +130,19 @@ def task_config(args: argparse.Namespace) -> dict:
 
 
 def make_venv(cfg: dict, num_envs: int, *, num_threads: Optional[int] = None, frames: bool = False):
-    """The environments of task `cfg`, as the policy sees them: ``EmurustVecEnv`` -> policy
-    observations (RAM features or pixels; ``info["score"]`` = the game's score at the end of each
-    episode) -> ``VecFrameStack``. With ``frames``, the wrapper also keeps the (144, 160) grey screen
-    of every step (``.frames``, and ``info["terminal_frame"]``) for GIFs."""
-    import gymnasium as gym
+    """The environments of task `cfg`, as the policy sees them: ``EmurustVecEnv`` (observation
+    ``cfg["obs"]``: the game's RAM features, ``obs="features"``, or pixels) -> the policy's
+    observation, with ``info["score"]`` = the game's score at the end of each episode ->
+    ``VecFrameStack``. With ``frames``, the wrapper also keeps the (144, 160) grey screen of every
+    step (``.frames``, and ``info["terminal_frame"]``) for GIFs."""
     from stable_baselines3.common.vec_env import VecEnvWrapper, VecFrameStack
 
-    from .games import GAMES, RAM_BLOCK, score_of
+    from .games import RAM_BLOCK, score_of
     from .sb3 import EmurustVecEnv
 
-    features: Optional[Callable] = GAMES[cfg["game"]].features if cfg["obs"] == "features" else None
-    names = ["ram"] + ([] if features is not None else [cfg["obs"]]) + (["grey"] if frames and cfg["obs"] != "grey" else [])
+    obs = cfg["obs"]
+    # The game's RAM block rides along for the score and lives of finished episodes.
+    names = [obs, "ram"] + (["grey"] if frames and obs != "grey" else [])
     venv = EmurustVecEnv(num_envs, game=cfg["game"], obs=names, ram=[RAM_BLOCK], actions=cfg["actions"],
                          frame_skip=cfg["frame_skip"], press_frames=cfg["press_frames"],
                          life_penalty=cfg["life_penalty"], max_episode_steps=cfg["max_episode_steps"],
@@ -122,20 +150,13 @@ def make_venv(cfg: dict, num_envs: int, *, num_threads: Optional[int] = None, fr
 
     class _TaskObs(VecEnvWrapper):
         def __init__(self, v):
-            if features is not None:
-                n = features(np.zeros((1, RAM_BLOCK[1]), np.uint8)).shape[1]
-                space = gym.spaces.Box(-np.inf, np.inf, (n,), np.float32)
-            else:
-                space = v.observation_space[cfg["obs"]]
-            super().__init__(v, observation_space=space)
+            super().__init__(v, observation_space=v.observation_space[obs])
             self.frames: Optional[np.ndarray] = None
 
         def _convert(self, raw: Any) -> np.ndarray:
-            if not isinstance(raw, dict):
-                raw = {"ram": raw}
             if frames:
                 self.frames = raw["grey"]
-            return features(raw["ram"]) if features is not None else raw[cfg["obs"]]
+            return raw[obs]
 
         def reset(self):
             return self._convert(self.venv.reset())
@@ -144,13 +165,11 @@ def make_venv(cfg: dict, num_envs: int, *, num_threads: Optional[int] = None, fr
             raw, rewards, dones, infos = self.venv.step_wait()
             for i in np.flatnonzero(dones):
                 last = infos[i]["terminal_observation"]
-                last = last if isinstance(last, dict) else {"ram": last}
                 infos[i]["score"] = int(score_of(last["ram"]))
                 infos[i]["lives"] = int(last["ram"][2])
                 if frames:
                     infos[i]["terminal_frame"] = last["grey"]
-                infos[i]["terminal_observation"] = (features(last["ram"][None])[0] if features is not None
-                                                    else last[cfg["obs"]])
+                infos[i]["terminal_observation"] = last[obs]
             return self._convert(raw), rewards, dones, infos
 
     env: Any = _TaskObs(venv)
@@ -160,17 +179,6 @@ def make_venv(cfg: dict, num_envs: int, *, num_threads: Optional[int] = None, fr
 
 
 # ---------------------------------------------------------------- evaluation
-
-
-def mean_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
-    """Mean and half-width of its two-sided Student-t confidence interval."""
-    from .verify.transfer import _t_quantile
-
-    x = np.asarray(values, dtype=float)
-    if len(x) < 2:
-        raise ValueError("a confidence interval needs at least two values")
-    half = _t_quantile(0.5 + confidence / 2, len(x) - 1) * float(x.std(ddof=1)) / math.sqrt(len(x))
-    return float(x.mean()), half
 
 
 def evaluate(cfg: dict, policy: Any, episodes: int, *, seed: int = EVAL_SEED, deterministic: bool = False,
@@ -309,29 +317,6 @@ def _raster_curve(xs: list, ys: list, agent: dict, random: dict, w: int = 640, h
 # ---------------------------------------------------------------- training
 
 
-def _small_cnn():
-    import torch
-    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-    from torch import nn
-
-    class SmallCNN(BaseFeaturesExtractor):
-        """Two conv layers and a 256-unit layer: NatureCNN's shape at a third of its CPU cost."""
-
-        def __init__(self, observation_space, features_dim: int = 256):
-            super().__init__(observation_space, features_dim)
-            c = observation_space.shape[0]
-            self.cnn = nn.Sequential(nn.Conv2d(c, 16, 8, stride=4), nn.ReLU(), nn.Conv2d(16, 32, 4, stride=2),
-                                     nn.ReLU(), nn.Flatten())
-            with torch.no_grad():
-                n = self.cnn(torch.zeros(1, *observation_space.shape)).shape[1]
-            self.linear = nn.Sequential(nn.Linear(n, features_dim), nn.ReLU())
-
-        def forward(self, x):
-            return self.linear(self.cnn(x))
-
-    return SmallCNN
-
-
 def _write_text(path: pathlib.Path, text: str) -> None:
     atomic_write(path, lambda tmp: pathlib.Path(tmp).write_text(text))
 
@@ -348,30 +333,33 @@ def _run_dir(logdir: str, game: str, seed: int) -> pathlib.Path:
 
 
 def check_args(args: argparse.Namespace) -> None:
-    """Refuse bad numbers before anything heavy is imported (one-line error, exit status 2)."""
-    from .cli import UsageError
+    """Refuse what the argument types cannot see, before anything heavy is imported or trained:
+    the outputs must be writable (a model lost after an hour of training is the worst way to
+    learn that a path was wrong)."""
+    if getattr(args, "obs", None) == "features":
+        from .games import GAMES
 
-    for flag, low in (("steps", 1), ("envs", 1), ("n_steps", 1), ("batch_size", 1), ("epochs", 1),
-                      ("eval_episodes", 2), ("threads", 1), ("torch_threads", 0), ("frame_stack", 1),
-                      ("frame_skip", 1)):
-        v = getattr(args, flag, None)
-        if v is not None and v < low:
-            raise UsageError(f"--{flag.replace('_', '-')} must be at least {low} (got {v})")
+        if GAMES[args.game].features is None:
+            raise UsageError(f"{args.game} has no RAM features; use --obs grey_half")
+    check_output_dir(args.logdir, "--logdir")
+    if args.save:
+        check_output_file(_model_path(args.save), "--save", parents_created=True)
+
+
+def _model_path(save: str) -> str:
+    """Where SB3's save puts a model given `save` (it adds .zip to a name without a suffix)."""
+    return save if pathlib.Path(save).suffix else f"{save}.zip"
 
 
 def train(args: argparse.Namespace) -> dict:
     """Train, save, evaluate, plot; returns what was measured and where it was written."""
     check_args(args)
-    import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
-    if args.steps <= 0 or args.envs <= 0 or args.eval_episodes < 2:
-        raise SystemExit("--steps and --envs must be positive, --eval-episodes at least 2")
-    if args.torch_threads:
-        torch.set_num_threads(args.torch_threads)
+    torch_threads = set_torch_threads(args.torch_threads)
     cfg = task_config(args)
     run_dir = _run_dir(args.logdir, args.game, args.seed)
     env: Any = VecMonitor(make_venv(cfg, args.envs, num_threads=args.threads))  # episode returns before any scaling
@@ -423,24 +411,22 @@ def train(args: argparse.Namespace) -> dict:
     if cfg["obs"] == "features":
         policy, policy_kwargs = "MlpPolicy", None
     else:
-        policy, policy_kwargs = "CnnPolicy", None if args.nature_cnn else {"features_extractor_class": _small_cnn()}
+        policy, policy_kwargs = "CnnPolicy", None if args.nature_cnn else {"features_extractor_class": small_cnn()}
     model = PPO(policy, env, n_steps=args.n_steps, batch_size=min(args.batch_size, args.n_steps * args.envs), n_epochs=args.epochs,
                 learning_rate=args.lr, ent_coef=args.ent_coef, clip_range=args.clip, gamma=args.gamma,
                 gae_lambda=0.95, vf_coef=0.5, seed=args.seed, policy_kwargs=policy_kwargs, verbose=0, device="cpu")
     # Environment seeds from the run's seed: disjoint between seeds and from the evaluation's.
-    env.seed(args.seed * 10_000)
+    env.seed(args.seed * ENV_SEED_STRIDE)
     model.set_logger(configure(str(run_dir), ["tensorboard"]))
     if not args.no_progress:
-        print(f"training PPO ({policy}) on {args.game}: {args.steps:,} steps, {args.envs} emulators, seed {args.seed}; "
-              f"run directory {run_dir}", flush=True)
+        print(f"training PPO ({policy}) on {args.game}: {args.steps:,} steps, {args.envs} emulators, seed {args.seed}, "
+              f"{torch_threads} PyTorch thread{'s' if torch_threads != 1 else ''}; run directory {run_dir}", flush=True)
     t0 = time.time()
     model.learn(total_timesteps=args.steps, callback=Curve())
     seconds = time.time() - t0
     env.close()
 
-    model_path = pathlib.Path(args.save) if args.save else run_dir / "model.zip"
-    if model_path.suffix == "":
-        model_path = pathlib.Path(f"{model_path}.zip")  # where SB3's save would put it
+    model_path = pathlib.Path(_model_path(args.save)) if args.save else run_dir / "model.zip"
     # SB3 writes the zip in place; through a temporary name, Ctrl-C never leaves half a model.
     atomic_write(model_path, lambda tmp: model.save(tmp), suffix=".zip")
     task_path = model_path.parent / (model_path.stem + ".task.json") if args.save else run_dir / "task.json"
@@ -456,7 +442,7 @@ def train(args: argparse.Namespace) -> dict:
 
     result = {
         "game": args.game, "seed": args.seed, "steps": args.steps, "envs": args.envs, "task": cfg,
-        "seconds": round(seconds, 1), "eval_seconds": round(eval_seconds, 1),
+        "torch_threads": torch_threads, "seconds": round(seconds, 1), "eval_seconds": round(eval_seconds, 1),
         "steps_per_second": round(args.steps / seconds, 1),
         "run_dir": str(run_dir), "model": str(model_path), "task_json": str(task_path),
         "eval": {"episodes": args.eval_episodes, "env_seeds": [EVAL_SEED, EVAL_SEED + args.eval_episodes - 1],
@@ -479,7 +465,9 @@ def report(result: dict) -> str:
     ev = result["eval"]
     a, r = ev["agent"], ev["random"]
     cfg = result["task"]
-    lines = [f"trained {result['steps']:,} steps in {result['seconds']:.0f} s ({result['steps_per_second']:.0f} steps/s)"]
+    threads = result.get("torch_threads")
+    lines = [f"trained {result['steps']:,} steps in {result['seconds']:.0f} s ({result['steps_per_second']:.0f} steps/s"
+             + (f", {threads} PyTorch thread{'s' if threads != 1 else ''})" if threads else ")")]
     if result["curve"]:
         c0, c1 = result["curve"][0], result["curve"][-1]
         lines.append(f"training episodes, mean game score: {c0['mean_score']:.1f} (first rollout) -> {c1['mean_score']:.1f} (last)")
@@ -513,7 +501,6 @@ def report(result: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    check_args(args)
     result = train(args)
     print(report(result))
     sys.stdout.flush()
@@ -521,10 +508,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="emurust train", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    _add_arguments(p)
-    return run(p.parse_args(argv))
+    """``emurust train ARGS``: the exit status (2 with one line of error for bad arguments)."""
+    from .cli import main as cli_main
+
+    return cli_main(["train", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

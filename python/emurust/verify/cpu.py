@@ -89,6 +89,8 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
+    from ..command_line import int_range
+
     p = sub.add_parser(
         "cpu",
         help="L1: run the SM83 single-step test vectors through the CPU",
@@ -100,5 +102,6 @@ def add_parser(sub) -> None:
         metavar="DIR",
         help=f"directory of SingleStepTests sm83 .json/.json.gz files (default: ${ENV_VAR}, else {REPO_SUBDIR} in the repository)",
     )
-    p.add_argument("--show-failures", type=int, default=0, metavar="K", help="print the first K failing cases as diffs")
+    p.add_argument("--show-failures", type=int_range(0, 1_000_000), default=0, metavar="K",
+                   help="print the first K failing cases as diffs")
     p.set_defaults(func=_main)

@@ -26,6 +26,7 @@ import sys
 import time
 from typing import Callable, Optional
 
+from ..command_line import MAX_FRAMES, UsageError, check_output_dir, check_rom_file, int_range, seed_list
 from .interactions import divergence_dict
 
 PASSED, FAILED, NOT_RUN = "passed", "failed", "not run"
@@ -344,38 +345,25 @@ def write_report(rep: dict, out_dir: str) -> tuple[str, str]:
 # ---------------------------------------------------------------- command line
 
 
-def _seeds(text: str) -> list[int]:
-    try:
-        seeds = [int(s) for s in text.split(",") if s.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--seeds expects integers separated by commas, got {text!r}") from None
-    if not seeds:
-        raise argparse.ArgumentTypeError("--seeds needs at least one seed")
-    return seeds
-
-
 def _main(args: argparse.Namespace) -> int:
     from . import interactions
 
-    if not os.path.isfile(args.rom):
-        print(f"emurust: error: ROM not found: {args.rom}", file=sys.stderr)
-        return 2
-    if args.frames < 1:
-        print("emurust: error: --frames must be >= 1", file=sys.stderr)
-        return 2
+    check_rom_file(args.rom)
     checks = None
     if args.checks:
         checks = [c for c in args.checks.split(",") if c]
         unknown = [c for c in checks if c not in interactions.CHECKS]
         if unknown:
-            print(f"emurust: error: unknown L2 checks {unknown}; known: {', '.join(interactions.CHECKS)}", file=sys.stderr)
-            return 2
+            raise UsageError(f"unknown L2 checks {unknown}; known: {', '.join(interactions.CHECKS)}")
     if args.vectors and not os.path.isdir(args.vectors):
-        print(f"emurust: error: vector directory not found: {args.vectors}", file=sys.stderr)
-        return 2
+        raise UsageError(f"vector directory not found: {args.vectors}")
+    check_output_dir(args.out, "--out")
     progress = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
     rep = build_report(args.rom, args.seeds, args.frames, args.vectors, not args.no_cargo, checks, args.render_every, progress)
-    md, js = write_report(rep, args.out)
+    try:
+        md, js = write_report(rep, args.out)
+    except OSError as e:
+        raise UsageError(f"cannot write the report into {args.out}: {e.strerror}") from None
     print(render_markdown(rep).split("\n## L1")[0].rstrip())
     print(f"\nwrote {md} and {js}")
     return 1 if rep["verdict"] == "fail" else 0
@@ -391,10 +379,11 @@ def add_parser(sub) -> None:
     )
     p.add_argument("rom", metavar="ROM", help="the .gb file for the L3 rollouts")
     p.add_argument("--out", required=True, metavar="DIR", help="directory for report.md, report.json (created)")
-    p.add_argument("--seeds", type=_seeds, default=[1, 2, 3], help="L3 rollout seeds, comma-separated (default 1,2,3)")
-    p.add_argument("--frames", type=int, default=1200, help="frames per L3 rollout (default 1200)")
+    p.add_argument("--seeds", type=seed_list, default=[1, 2, 3], help="L3 rollout seeds, comma-separated (default 1,2,3)")
+    p.add_argument("--frames", type=int_range(1, MAX_FRAMES), default=1200, help="frames per L3 rollout (default 1200)")
     p.add_argument("--vectors", metavar="DIR", help="SM83 vectors for L1 (default: $SM83_VECTORS, else tests/data/sm83 in the repository)")
-    p.add_argument("--render-every", type=int, default=1, metavar="K", help="compare the screen every K frames in L3")
+    p.add_argument("--render-every", type=int_range(1, MAX_FRAMES), default=1, metavar="K",
+                   help="compare the screen every K frames in L3 (default 1)")
     p.add_argument("--checks", metavar="A,B", help="only these L2 checks")
     p.add_argument("--no-cargo", action="store_true", help="do not run the cargo component tests (reported as not run)")
     p.add_argument("--quiet", action="store_true", help="no progress messages")

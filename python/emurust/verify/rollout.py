@@ -6,12 +6,14 @@ the same seeded random button schedule. The run stops at the first divergence.
 
 from __future__ import annotations
 
-from emurust._core import read_user_file
-
+import argparse
 import random
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from emurust._core import read_user_file
+
+from ..command_line import MAX_FRAMES, MAX_SEED, UsageError, check_output_dir, check_rom_file, int_range
 from .compare import (
     Divergence,
     battery_note,
@@ -535,8 +537,8 @@ def add_parser(sub) -> None:
         "Several ROMs or folders give a table; exit status 0 = all identical, 1 = some diverged, 2 = some not compared.",
     )
     p.add_argument("rom", nargs="+", help="ROM files and/or folders (searched for *.gb, *.gbc)")
-    p.add_argument("--frames", type=int, default=3000, help="frames to compare per ROM (default 3000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the button schedule")
+    p.add_argument("--frames", type=_count, default=3000, help="frames to compare per ROM (default 3000)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the button schedule")
     p.add_argument("--policy", choices=POLICIES, default="random", help="buttons: random presses (default), long holds, or menu mashing (rapid A/START)")
     p.add_argument(
         "--cgb",
@@ -545,9 +547,9 @@ def add_parser(sub) -> None:
         help="hardware of both emulators: auto (default) chooses as PyBoy does (a ROM whose header sets 0x0143 bit 7 runs "
         "as a Game Boy Color), on: Game Boy Color, off: DMG (PyBoy(cgb=False))",
     )
-    p.add_argument("--render-every", type=int, default=1, metavar="K", help="draw and compare the screen every K frames")
-    p.add_argument("--compare-every", type=int, default=1, metavar="K", help="compare the full state every K frames (and at the end)")
-    p.add_argument("--state-every", type=int, default=1, metavar="K", help="include the CPU cycle count and STAT (from PyBoy's save state) every K frames")
+    p.add_argument("--render-every", type=_count, default=1, metavar="K", help="draw and compare the screen every K frames")
+    p.add_argument("--compare-every", type=_count, default=1, metavar="K", help="compare the full state every K frames (and at the end)")
+    p.add_argument("--state-every", type=_count, default=1, metavar="K", help="include the CPU cycle count and STAT (from PyBoy's save state) every K frames")
     p.add_argument("--no-boot-rom", action="store_true", help="start emurust in its post-boot state (VRAM not compared)")
     p.add_argument(
         "--png",
@@ -561,7 +563,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--states", metavar="DIR", help="run each ROM from each PyBoy .state in DIR named ROMNAME*.state")
     p.add_argument("--sound-emulated", choices=("on", "off"), default="on", help="both emulate sound (PyBoy's default) or not")
-    p.add_argument("--sound-sample-rate", type=int, metavar="HZ", help="audio sample rate of both (default: PyBoy's, 48000)")
+    p.add_argument("--sound-sample-rate", type=int_range(1, 1_000_000), metavar="HZ", help="audio sample rate of both (default: PyBoy's, 48000)")
     p.add_argument("--repair-prompt", metavar="FILE", help="on divergence, fill the repair template into FILE (FILE-ROMNAME.md with several runs)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_main)
@@ -581,10 +583,10 @@ def make_states(rom: str, frames: list[int], seed: int, out_dir: str, policy: st
     frames = sorted(set(frames))
     if not frames or frames[0] < 1:
         raise ValueError("--frames: positive frame numbers, e.g. 600,1800")
-    os.makedirs(out_dir, exist_ok=True)
     stem = os.path.splitext(os.path.basename(rom))[0]
     schedule = button_schedule(seed, frames[-1], policy=policy)
     pb = make_pyboy(rom, cgb={"auto": None, "on": True, "off": False}[cgb])
+    os.makedirs(out_dir, exist_ok=True)  # once PyBoy took the ROM: no folder left for a bad one
     written = []
     try:
         done = 0
@@ -606,17 +608,32 @@ def make_states(rom: str, frames: list[int], seed: int, out_dir: str, policy: st
 
 
 def _make_states_main(args) -> int:
-    import sys
-
+    check_rom_file(args.rom)
+    check_output_dir(args.out, "--out")
     try:
-        frames = [int(x) for x in args.frames.split(",") if x.strip()]
-        paths = make_states(args.rom, frames, args.seed, args.out, args.policy, args.cgb)
-    except (ValueError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        from pyboy.utils import PyBoyException
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise UsageError("make-states needs PyBoy: pip install pyboy==2.8.1") from None
+    try:
+        paths = make_states(args.rom, args.frames, args.seed, args.out, args.policy, args.cgb)
+    except (ValueError, OSError, PyBoyException) as e:
+        raise UsageError(f"cannot make states of {args.rom}: {e}") from None
     for p in paths:
         print(p)
     return 0
+
+
+def _frame_list(text: str) -> list[int]:
+    """An argparse type: frame numbers >= 1 separated by commas."""
+    one = int_range(1, MAX_FRAMES)
+    frames = [one(x.strip()) for x in text.split(",") if x.strip()]
+    if not frames:
+        raise argparse.ArgumentTypeError("needs at least one frame number")
+    return frames
+
+
+_seed = int_range(0, MAX_SEED)
+_count = int_range(1, MAX_FRAMES)
 
 
 def add_make_states_parser(sub) -> None:
@@ -627,8 +644,8 @@ def add_make_states_parser(sub) -> None:
         "named ROMNAME-fFRAME-POLICY-sSEED.state.",
     )
     p.add_argument("rom", metavar="ROM", help="the .gb/.gbc file to run on PyBoy")
-    p.add_argument("--frames", default="600,1800", help="comma-separated frame numbers (default 600,1800)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the button schedule")
+    p.add_argument("--frames", type=_frame_list, default=[600, 1800], help="comma-separated frame numbers (default 600,1800)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the button schedule")
     p.add_argument("--policy", choices=POLICIES, default="random", help="buttons: random presses (default), long holds, or menu mashing")
     p.add_argument("--cgb", choices=("auto", "on", "off"), default="auto", help="PyBoy's hardware: auto (its choice from the header), on (Game Boy Color), off (DMG)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the .state files (created if missing)")

@@ -26,56 +26,15 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._stats import t_quantile, t_sf
+from ..command_line import (MAX_ENVS, MAX_EPISODES, MAX_STEPS, MAX_THREADS, UsageError, check_output_file, float_range,
+                            int_range, seed_list)
+from ..policies import DEFAULT_TORCH_THREADS, set_torch_threads, small_cnn
+
+__all__ = ["Hyper", "Tost", "TransferResult", "run_transfer", "tost_paired", "tost_welch", "tost_power", "t_sf",
+           "make_emurust_venv", "make_pyboy_venv", "planted", "format_table"]
+
 # ---------------------------------------------------------------- statistics
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the regularised incomplete beta function (Lentz's method)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 400):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c
-        c = c if abs(c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-14:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    front = math.exp(lbeta)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
-
-
-def t_sf(t: float, df: float) -> float:
-    """P(T > t) for Student's t with `df` degrees of freedom."""
-    if math.isinf(t):
-        return 0.0 if t > 0 else 1.0
-    x = df / (df + t * t)
-    tail = 0.5 * _betainc(df / 2.0, 0.5, x)
-    return tail if t > 0 else 1.0 - tail
-
 
 @dataclass
 class Tost:
@@ -114,7 +73,7 @@ def tost_paired(differences, margin: float, alpha: float = 0.05) -> Tost:
     p_lower = t_sf((mean + margin) / se, df)  # H0: mean <= -margin
     p_upper = t_sf((margin - mean) / se, df)  # H0: mean >= +margin
     p = max(p_lower, p_upper)
-    tq = _t_quantile(1 - alpha, df)
+    tq = t_quantile(1 - alpha, df)
     return Tost(n, mean, margin, p, p < alpha, (mean - tq * se, mean + tq * se), tost_power(se, margin, alpha))
 
 
@@ -131,20 +90,9 @@ def tost_welch(a, b, margin: float, alpha: float = 0.05) -> Tost:
         return Tost(len(a) + len(b), mean, margin, p, p < alpha, (mean, mean), tost_power(se, margin, alpha))
     df = (va + vb) ** 2 / ((va**2 / (len(a) - 1) if va else 0) + (vb**2 / (len(b) - 1) if vb else 0))
     p = max(t_sf((mean + margin) / se, df), t_sf((margin - mean) / se, df))
-    tq = _t_quantile(1 - alpha, df)
+    tq = t_quantile(1 - alpha, df)
     return Tost(len(a) + len(b), mean, margin, p, p < alpha, (mean - tq * se, mean + tq * se),
                 tost_power(se, margin, alpha))
-
-
-def _t_quantile(q: float, df: float) -> float:
-    lo, hi = 0.0, 1e3
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if 1.0 - t_sf(mid, df) < q:
-            lo = mid
-        else:
-            hi = mid
-    return (lo + hi) / 2
 
 
 # ---------------------------------------------------------------- the PyBoy backend
@@ -336,7 +284,7 @@ def planted(venv, plant: Optional[str]):
         return venv
     from stable_baselines3.common.vec_env import VecEnvWrapper
 
-    kind, _, arg = plant.partition("=")
+    kind, arg = parse_plant(plant)
     if kind == "reward_bias":
         bias = float(arg)
 
@@ -350,7 +298,7 @@ def planted(venv, plant: Optional[str]):
 
         return RewardBias(venv)
     if kind == "swap_actions":
-        a, b = (int(x) for x in arg.split(","))
+        a, b = arg
 
         class SwapActions(VecEnvWrapper):
             def reset(self):
@@ -366,7 +314,38 @@ def planted(venv, plant: Optional[str]):
                 return self.venv.step_wait()
 
         return SwapActions(venv)
-    raise ValueError(f"unknown planted divergence {plant!r}; expected reward_bias=X or swap_actions=A,B")
+    raise AssertionError(kind)  # parse_plant knows no other kind
+
+
+def parse_plant(spec: str) -> tuple[str, Any]:
+    """``reward_bias=X`` -> ("reward_bias", X: a finite number), ``swap_actions=A,B`` ->
+    ("swap_actions", (A, B): two different action indices >= 0); ValueError otherwise."""
+    kind, _, arg = spec.partition("=")
+    if kind == "reward_bias":
+        try:
+            bias = float(arg)
+        except ValueError:
+            bias = math.nan
+        if not math.isfinite(bias):
+            raise ValueError(f"reward_bias needs a finite number, got {arg!r}")
+        return kind, bias
+    if kind == "swap_actions":
+        try:
+            a, b = (int(x) for x in arg.split(","))
+        except ValueError:
+            raise ValueError(f"swap_actions needs two action numbers A,B, got {arg!r}") from None
+        if a < 0 or b < 0 or a == b:
+            raise ValueError(f"swap_actions needs two different action numbers >= 0, got {arg!r}")
+        return kind, (a, b)
+    raise ValueError(f"unknown planted divergence {spec!r}; expected reward_bias=X or swap_actions=A,B")
+
+
+def _plant_arg(text: str) -> str:
+    try:
+        parse_plant(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 # ---------------------------------------------------------------- training and evaluation
@@ -395,25 +374,23 @@ def _wrap(venv, hp: Hyper, norm: bool):
 
 
 def train(backend: str, game: str, seed: int, hp: Hyper, plant: Optional[str] = None):
-    import torch
     from stable_baselines3 import PPO
     from stable_baselines3.common.logger import Logger
 
-    from ..train import _small_cnn
-
-    torch.set_num_threads(1)
     make = make_emurust_venv if backend == "emurust" else make_pyboy_venv
     venv = make(hp.envs, game, noop_max=0, life_penalty=hp.life_penalty)
     env = _wrap(planted(venv, plant) if backend == "emurust" else venv, hp, norm=True)
     model = PPO("CnnPolicy", env, n_steps=hp.n_steps, batch_size=hp.batch_size, n_epochs=hp.epochs,
                 learning_rate=hp.lr, ent_coef=hp.ent_coef, clip_range=0.1, gamma=0.99, gae_lambda=0.95,
-                vf_coef=0.5, seed=seed, policy_kwargs={"features_extractor_class": _small_cnn()},
+                vf_coef=0.5, seed=seed, policy_kwargs={"features_extractor_class": small_cnn()},
                 verbose=0, device="cpu")
     # No log output: SB3's default logger would leave an empty SB3-<time> folder in the
     # temporary directory at every run.
     model.set_logger(Logger(folder=None, output_formats=[]))
     model.learn(total_timesteps=hp.steps)
     env.close()
+    if model.num_timesteps < hp.steps:
+        raise RuntimeError(f"PPO trained {model.num_timesteps} of {hp.steps} steps")
     return model
 
 
@@ -448,16 +425,24 @@ class TransferResult:
     transfer: Optional[Tost] = None
     training: Optional[Tost] = None
     seconds: float = 0.0
+    # Environment steps each policy was trained for, per "backend seed": a check of policies
+    # that learnt nothing (identical untrained networks) must never pass.
+    trained_steps: dict = field(default_factory=dict)
 
     @property
     def equivalent(self) -> bool:
-        return bool(self.transfer and self.transfer.equivalent and self.training and self.training.equivalent)
+        trained = bool(self.trained_steps) and min(self.trained_steps.values()) >= max(1, self.hyper["steps"])
+        return bool(trained and self.transfer and self.transfer.equivalent and self.training and self.training.equivalent)
 
 
 def run_transfer(game: str, seeds: list, hp: Hyper, episodes: int, margin: float, progress=print,
                  plant: Optional[str] = None) -> TransferResult:
     """`plant`: a divergence planted in the emurust backend on purpose (see `planted`), to show
     that the test detects one."""
+    if hp.steps < 1:
+        raise ValueError(f"steps must be at least 1 (got {hp.steps}): untrained policies prove nothing")
+    if not seeds:
+        raise ValueError("needs at least one seed")
     t0 = time.time()
     res = TransferResult(game, list(seeds), hp.__dict__.copy(), margin)
     res.hyper["plant"] = plant
@@ -465,6 +450,7 @@ def run_transfer(game: str, seeds: list, hp: Hyper, episodes: int, margin: float
         for seed in seeds:
             progress(f"training PPO on {trained}, seed {seed}, {hp.steps} steps")
             model = train(trained, game, seed, hp, plant)
+            res.trained_steps[f"{trained} {seed}"] = int(model.num_timesteps)
             for evaluated in ("emurust", "pyboy"):
                 r = evaluate(model, evaluated, game, episodes, seed=1000 + seed, hp=hp, plant=plant)
                 res.returns.setdefault(f"{trained}->{evaluated}", []).append(r)
@@ -505,6 +491,13 @@ def format_table(res: TransferResult) -> str:
 
 
 def _main(args) -> int:
+    if args.json:
+        check_output_file(args.json, "--json")
+    if args.seeds and len(set(args.seeds)) != len(args.seeds):
+        raise UsageError(f"--seeds: each seed once, got {','.join(map(str, args.seeds))}")
+    threads = set_torch_threads(args.torch_threads)
+    if not args.quiet:
+        print(f"PyTorch threads: {threads}")
     hp = Hyper(steps=args.steps, envs=args.envs)
     seeds = args.seeds
     res = run_transfer(args.game, seeds, hp, args.episodes, args.margin, progress=(lambda m: None) if args.quiet else print,
@@ -514,21 +507,14 @@ def _main(args) -> int:
         out = {
             "game": res.game, "seeds": res.seeds, "hyper": res.hyper, "margin": res.margin, "returns": res.returns,
             "transfer": res.transfer.__dict__, "training": res.training.__dict__, "equivalent": res.equivalent,
-            "seconds": res.seconds,
+            "trained_steps": res.trained_steps, "seconds": res.seconds,
         }
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=1)
+        try:
+            with open(args.json, "w") as f:
+                json.dump(out, f, indent=1)
+        except OSError as e:
+            raise UsageError(f"cannot write {args.json}: {e.strerror}") from None
     return 0 if res.equivalent else 1
-
-
-def _seeds(text: str) -> list[int]:
-    try:
-        seeds = [int(s) for s in text.split(",") if s.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected integers separated by commas, got {text!r}") from None
-    if not seeds:
-        raise argparse.ArgumentTypeError("needs at least one seed")
-    return seeds
 
 
 def add_parser(sub) -> None:
@@ -540,14 +526,19 @@ def add_parser(sub) -> None:
         "Slow: minutes per seed. Needs the [rl] extra and pyboy==2.8.1.",
     )
     p.add_argument("--game", default="dodge", choices=["dodge", "snake", "runner"], help="embedded game (default dodge)")
-    p.add_argument("--seeds", type=_seeds, default=[1, 2, 3], help="training seeds, comma-separated (default 1,2,3)")
-    p.add_argument("--steps", type=int, default=20_000, help="PPO steps per training run")
-    p.add_argument("--envs", type=int, default=4, help="emulators per training run (default 4)")
-    p.add_argument("--episodes", type=int, default=5, help="evaluation episodes per policy and backend")
-    p.add_argument("--margin", type=float, default=5.0, help="equivalence margin, in return units (game score)")
-    p.add_argument("--json", metavar="FILE", help="also write the results here as JSON")
+    p.add_argument("--seeds", type=seed_list, default=[1, 2, 3], help="training seeds, comma-separated (default 1,2,3)")
+    p.add_argument("--steps", type=int_range(1, MAX_STEPS), default=20_000,
+                   help="PPO steps per training run (default 20000)")
+    p.add_argument("--envs", type=int_range(1, MAX_ENVS), default=4, help="emulators per training run (default 4)")
+    p.add_argument("--episodes", type=int_range(1, MAX_EPISODES), default=5,
+                   help="evaluation episodes per policy and backend (default 5)")
+    p.add_argument("--margin", type=float_range(0, 1e9, low_open=True), default=5.0,
+                   help="equivalence margin, in return units (game score; default 5)")
+    p.add_argument("--torch-threads", type=int_range(0, MAX_THREADS), default=DEFAULT_TORCH_THREADS,
+                   help="PyTorch threads (default 1; 0 keeps PyTorch's own default)")
+    p.add_argument("--json", metavar="FILE", help="also write the results here as JSON; its directory must exist")
     p.add_argument("--quiet", action="store_true", help="no progress messages")
-    p.add_argument("--plant", metavar="SPEC", default=None,
+    p.add_argument("--plant", metavar="SPEC", type=_plant_arg, default=None,
                    help="plant a divergence in the emurust backend to check that it is detected: "
                         "reward_bias=X (X added to every reward) or swap_actions=A,B")
     p.set_defaults(func=_main)
