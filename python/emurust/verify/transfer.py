@@ -436,13 +436,15 @@ class TransferResult:
 
 
 def run_transfer(game: str, seeds: list, hp: Hyper, episodes: int, margin: float, progress=print,
-                 plant: Optional[str] = None) -> TransferResult:
+                 plant: Optional[str] = None, torch_threads: int = DEFAULT_TORCH_THREADS) -> TransferResult:
     """`plant`: a divergence planted in the emurust backend on purpose (see `planted`), to show
-    that the test detects one."""
+    that the test detects one. `torch_threads`: PyTorch's thread count for the run (0: as it is)."""
     if hp.steps < 1:
         raise ValueError(f"steps must be at least 1 (got {hp.steps}): untrained policies prove nothing")
     if not seeds:
         raise ValueError("needs at least one seed")
+    threads = set_torch_threads(torch_threads)
+    progress(f"PyTorch threads: {threads}")
     t0 = time.time()
     res = TransferResult(game, list(seeds), hp.__dict__.copy(), margin)
     res.hyper["plant"] = plant
@@ -495,13 +497,10 @@ def _main(args) -> int:
         check_output_file(args.json, "--json")
     if args.seeds and len(set(args.seeds)) != len(args.seeds):
         raise UsageError(f"--seeds: each seed once, got {','.join(map(str, args.seeds))}")
-    threads = set_torch_threads(args.torch_threads)
-    if not args.quiet:
-        print(f"PyTorch threads: {threads}")
     hp = Hyper(steps=args.steps, envs=args.envs)
     seeds = args.seeds
     res = run_transfer(args.game, seeds, hp, args.episodes, args.margin, progress=(lambda m: None) if args.quiet else print,
-                       plant=args.plant)
+                       plant=args.plant, torch_threads=args.torch_threads)
     print(format_table(res))
     if args.json:
         out = {
