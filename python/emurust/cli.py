@@ -14,20 +14,14 @@ EPILOG = """\
 Run "emurust COMMAND --help" for a command's options.
 Exit status: 0 success, 1 a check failed, 2 bad usage or bad input."""
 
-#: Shown while a command is not part of this build yet.
-COMING = {"play": "play an embedded game, or watch an agent play it (coming soon)"}
-
-
 def _command_table(sub: argparse._SubParsersAction, order: list[str]) -> str:
     """The commands and their one-line help, verify's checks expanded (argparse lists only the
-    first level, and not commands that are still to come)."""
+    first level)."""
     helps = {a.dest: a.help or "" for a in getattr(sub, "_choices_actions", [])}
     rows = []
     for name in order + [n for n in helps if n not in order]:
         parser = sub.choices.get(name)
         if parser is None:
-            if name in COMING:
-                rows.append((name, COMING[name]))
             continue
         inner = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
         if inner:
@@ -134,8 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
     parser.add_argument("--version", action="version", version=f"emurust {__version__}")
-    # The command list is written into the description below (argparse's own list shows
-    # neither verify's checks nor commands still to come).
+    # The command list is written into the description below (argparse's own list does not
+    # show verify's checks).
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help=argparse.SUPPRESS, prog="emurust")
 
     _add_run_parser(sub)
