@@ -224,3 +224,12 @@ def test_commands_borrow_no_private_helpers_from_each_other():
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[-1] in commands:
                 private = [a.name for a in node.names if a.name.startswith("_") and not a.name.endswith("__")]
                 assert not private, f"{path.name} imports {private} from {node.module}"
+
+
+def test_a_closed_output_pipe_ends_quietly(tmp_path):
+    """`emurust ... | head`: the reader leaves early; no BrokenPipeError traceback."""
+    p = subprocess.Popen([sys.executable, "-m", "emurust", "prompt", "--list"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    p.stdout.close()  # long before the child has imported emurust and printed anything
+    err = p.stderr.read()
+    assert p.wait(timeout=60) == 1 and err == "", err
