@@ -79,6 +79,10 @@ NUMBERS = [
     (["run", "--frame-skip", "0"], "--frame-skip", "from 1"),
     (["bench", "--timeout", "nan"], "--timeout", "finite"),
     (["verify", "cpu", "--show-failures", "-1"], "--show-failures", "from 0"),
+    (["verify", "pong-transfer", "--steps", "-1"], "--steps", "from 1"),
+    (["verify", "pong-transfer", "--seeds", "1,x"], "--seeds", "expected an integer"),
+    (["verify", "pong-transfer", "--margin", "nan"], "--margin", "finite"),
+    (["verify", "pong-rollout", "--episodes", "0"], "--episodes", "from 1"),
 ]
 
 
@@ -109,6 +113,8 @@ def test_unwritable_outputs_are_refused_before_the_work(tmp_path, monkeypatch, c
         (["verify", "make-states", DODGE, "--out", os.path.join(ro, "states")], "--out", "cannot write in"),
         (["bench", "--json", "missing/b.json"], "--json", "does not exist"),
         (["prompt", "repair", "--out", os.path.join(ro, "p.md")], "--out", "cannot write in"),
+        (["verify", "pong-rollout", "--json", os.path.join(ro, "r.json")], "--json", "cannot write in"),
+        (["verify", "pong-transfer", "--json", "missing/t.json"], "--json", "does not exist"),
     ]
     for argv, option, reason in cases:
         _refused(capsys, argv, tmp_path, f"{option}:", reason)

@@ -24,6 +24,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from ..command_line import (MAX_EPISODES, MAX_SEED, MAX_STEPS, check_output_file, float_range, int_range,
+                            seed_list)
 from .pong_oracle import DEFAULT_CONFIG, LOG_FIELDS, STATE_FIELDS, OracleBatch
 
 OBS_NAMES = ("paddle_l", "paddle_r", "ball_x", "ball_y", "ball_vx", "ball_vy", "score_l", "score_r")
@@ -684,6 +686,9 @@ def _print_rollout(res: RolloutResult) -> None:
 
 
 def _main_rollout(args) -> int:
+    for path, what in ((args.json, "--json"), (args.repair_prompt, "--repair-prompt")):
+        if path:
+            check_output_file(path, what)
     res = rollout(args.episodes, seed=args.seed, max_steps=args.max_steps, plant=args.plant,
                   progress=None if args.quiet else print)
     _print_rollout(res)
@@ -711,7 +716,9 @@ def _main_interactions(args) -> int:
 
 
 def _main_transfer(args) -> int:
-    seeds = [int(s) for s in args.seeds.split(",")]
+    if args.json:
+        check_output_file(args.json, "--json")
+    seeds = args.seeds
     res = transfer(args.steps, tuple(seeds), args.episodes, args.margin, plant=args.plant,
                    progress=None if args.quiet else print, trainer=args.trainer)
     t = res.tost
@@ -732,9 +739,10 @@ def add_parsers(sub) -> None:
                        description="Play --episodes games (game k seeded srand(seed + k)) on emurust-pong and on PufferLib's "
                        "pong.h (compiled from EMURUST_REFERENCES/puffer-pong) under a mix of policies; compare every "
                        "observation bit for bit, every reward and terminal. Exit 1 on the first divergence.")
-    p.add_argument("--episodes", type=int, default=10_000, help="games compared to their end (default %(default)s)")
-    p.add_argument("--seed", type=int, default=0, help="game k is seeded srand(seed + k)")
-    p.add_argument("--max-steps", type=int, default=50_000, help="steps after which an unfinished game counts as a failure")
+    p.add_argument("--episodes", type=int_range(1, 10**8), default=10_000, help="games compared to their end (default %(default)s)")
+    p.add_argument("--seed", type=int_range(0, MAX_SEED), default=0, help="game k is seeded srand(seed + k)")
+    p.add_argument("--max-steps", type=int_range(1, MAX_STEPS), default=50_000,
+                   help="steps after which an unfinished game counts as a failure")
     p.add_argument("--plant", choices=plants, default=None, help="plant a divergence on emurust's side (to see it caught)")
     p.add_argument("--json", metavar="FILE", help="also write the result here as JSON")
     p.add_argument("--repair-prompt", metavar="FILE", help="on divergence, write the filled repair prompt here")
@@ -746,10 +754,11 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("pong-transfer", help="L4 (Pong): PPO trained on emurust, evaluated on both, TOST equivalence of the returns")
     p.add_argument("--trainer", choices=["ppo", "imitation"], default="ppo",
                    help="ppo (slow) or imitation (softmax regression of a ball tracker, seconds)")
-    p.add_argument("--steps", type=int, default=60_000, help="PPO steps, or imitation samples")
-    p.add_argument("--seeds", default="1", help="training seeds, comma-separated")
-    p.add_argument("--episodes", type=int, default=32, help="evaluation games per backend and seed")
-    p.add_argument("--margin", type=float, default=5.0, help="equivalence margin in return units")
+    p.add_argument("--steps", type=int_range(1, MAX_STEPS), default=60_000, help="PPO steps, or imitation samples")
+    p.add_argument("--seeds", type=seed_list, default=[1], help="training seeds, comma-separated (default 1)")
+    p.add_argument("--episodes", type=int_range(1, MAX_EPISODES), default=32, help="evaluation games per backend and seed")
+    p.add_argument("--margin", type=float_range(0, 1e9, low_open=True), default=5.0,
+                   help="equivalence margin in return units")
     p.add_argument("--plant", choices=plants, default=None, help="plant a divergence on emurust's side: paddle_speed in training and evaluation, swap_actions in evaluation")
     p.add_argument("--json", metavar="FILE", help="also write the results here as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
