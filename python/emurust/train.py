@@ -427,7 +427,9 @@ def train(args: argparse.Namespace) -> dict:
     env.close()
 
     model_path = pathlib.Path(_model_path(args.save)) if args.save else run_dir / "model.zip"
+    # --save's missing folders are made (check_args found their nearest parent writable);
     # SB3 writes the zip in place; through a temporary name, Ctrl-C never leaves half a model.
+    model_path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(model_path, lambda tmp: model.save(tmp), suffix=".zip")
     task_path = model_path.parent / (model_path.stem + ".task.json") if args.save else run_dir / "task.json"
     _write_text(task_path, json.dumps(cfg, indent=1) + "\n")
