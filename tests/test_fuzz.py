@@ -241,3 +241,55 @@ def test_verify_rollout_starts_both_sides_without_a_battery_save_beside_the_rom(
                        capture_output=True, text=True, timeout=600, cwd=str(tmp_path))
     assert p.returncode == 0, (p.stdout, p.stderr)
     assert "game.gb.ram beside the ROM: not loaded on either side" in p.stdout
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def _typed_options():
+    """(command words, option) for every option of every command that takes a typed value."""
+    import argparse
+
+    from emurust.cli import build_parser
+
+    found = []
+
+    def walk(parser, words):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, words + [name])
+            elif action.option_strings and action.type not in (None, str) and action.nargs in (None, "?") and not action.choices:
+                found.append((words, action.option_strings[-1]))
+
+    walk(build_parser(), [])
+    return found
+
+
+#: Values no typed option accepts (numbers, ranges, seed lists, probabilities alike).
+NOT_VALUES = ["abc", "nan", "", "1e999999", "--"]
+
+
+def test_cli_refuses_every_bad_typed_value_in_one_line(tmp_path, monkeypatch, capsys):
+    """A sample of (command, typed option, bad value): exit 2, `emurust: error:`, no traceback,
+    before any work (the whole product with EMURUST_LONG=1)."""
+    import random
+
+    from emurust.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    cases = [(w, o, v) for w, o in _typed_options() for v in NOT_VALUES]
+    assert len(cases) > 100, len(cases)
+    if not LONG:
+        cases = random.Random(5).sample(cases, 60)
+    positional = {"play": ["--random"], "rollout": [DODGE], "make-states": [DODGE, "--out", "s"], "report": [DODGE],
+                  "run": [DODGE], "bench": [], "pong-transfer": []}
+    bad = []
+    for words, option, value in cases:
+        argv = words + positional.get(words[-1], []) + [option, value]
+        t0 = time.monotonic()
+        rc = main(argv)
+        err = capsys.readouterr().err
+        if rc != 2 or "emurust: error:" not in err or "Traceback" in err or time.monotonic() - t0 > 20:
+            bad.append(f"{' '.join(argv)!r}: rc {rc}, {err.strip()[-200:]!r}")
+    assert not bad, "\n".join(bad)
