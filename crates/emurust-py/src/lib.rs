@@ -223,6 +223,13 @@ impl PyGameBoy {
         Self::impl_read_banked(&this, bank, addr)
     }
 
+    /// Write VRAM byte `i` (0-0x1FFF) of `bank` (0, or 1 on Game Boy Color hardware) directly,
+    /// whatever bank the CPU sees: PyBoy's `memory[bank, 0x8000 + i] = value`.
+    fn set_vram_bank_byte(slf: &Bound<'_, Self>, bank: i64, i: usize, value: u8) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_set_vram_bank_byte(&mut this, bank, i, value)
+    }
+
     /// Game Boy Color: VRAM bank 1 (8 KiB), whatever bank the CPU sees.
     fn vram_bank1<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
@@ -1209,6 +1216,26 @@ impl PyGameBoy {
             .bus
             .lcd
             .vram
+            .get_mut(i)
+            .ok_or_else(|| PyValueError::new_err("VRAM index"))?;
+        *v = value;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_vram_bank_byte(&mut self, bank: i64, i: usize, value: u8) -> PyResult<()> {
+        let cgb = self.gb.is_cgb();
+        let lcd = &mut self.gb.bus.lcd;
+        let vram = match bank {
+            0 => &mut lcd.vram[..],
+            1 if cgb => &mut lcd.cgb.vram1[..],
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "VRAM bank {bank} does not exist on this hardware"
+                )))
+            }
+        };
+        let v = vram
             .get_mut(i)
             .ok_or_else(|| PyValueError::new_err("VRAM index"))?;
         *v = value;

@@ -150,7 +150,13 @@ class PyBoyMemoryView:
             if not bank <= 1:
                 raise PyBoyOutOfBoundsException("VRAM Bank out of range")
             gb = self._gb
-            return gb.vram_byte, lambda x, v: gb.set_vram_byte(x, _u8(v)), start, stop
+            # The bank asked for, whichever bank VBK shows the CPU.
+            return (
+                lambda x: gb.read_banked(bank, 0x8000 + x),
+                lambda x, v: gb.set_vram_bank_byte(bank, x, _u8(v)),
+                start,
+                stop,
+            )
         if start < 0xC000:
             start -= 0xA000
             stop -= 0xA000
