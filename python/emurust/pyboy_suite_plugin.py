@@ -92,7 +92,7 @@ def _module_alias(pyboy_name: str, emurust_module: types.ModuleType, origin: str
     alias.__dict__.update({k: v for k, v in vars(emurust_module).items() if k not in ("__name__", "__spec__", "__loader__")})
     alias.__spec__ = importlib.machinery.ModuleSpec(pyboy_name, None, origin=origin, is_package=True)
     alias.__path__ = []  # a package: its submodules are found in sys.modules
-    alias.__emurust_module__ = emurust_module.__name__
+    setattr(alias, "__emurust_module__", emurust_module.__name__)
     return alias
 
 
@@ -101,7 +101,8 @@ def install_emurust_shim() -> dict[str, str]:
     passed_through = {name: importlib.import_module(name) for name in PASS_THROUGH}
     # emurust reads PyBoy's boot ROMs from the installed package's folder (found through
     # ``importlib.util.find_spec("pyboy").origin``): the alias keeps that origin.
-    real_origin = sys.modules["pyboy"].__spec__.origin
+    real_spec = sys.modules["pyboy"].__spec__
+    real_origin = real_spec.origin if real_spec is not None else None
     for name in [n for n in sys.modules if n == "pyboy" or n.startswith("pyboy.")]:
         del sys.modules[name]
     aliases = {}
