@@ -230,6 +230,28 @@ impl PyGameBoy {
         Self::impl_set_vram_bank_byte(&mut this, bank, i, value)
     }
 
+    /// Write work RAM byte `i` (0-0xFFF) of `bank` (0, or 1-7 on Game Boy Color hardware)
+    /// directly, whatever bank the CPU sees: PyBoy's `memory[bank, 0xD000 + i] = value`.
+    fn set_wram_bank_byte(slf: &Bound<'_, Self>, bank: i64, i: usize, value: u8) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        if i >= 0x1000 {
+            return Err(PyValueError::new_err(
+                "work RAM index (0-0xFFF within a bank)",
+            ));
+        }
+        match bank {
+            0 => this.gb.bus.wram[i] = value,
+            1..=7 if this.gb.is_cgb() => this.gb.bus.set_wram_banked(bank as usize, i, value),
+            1 => this.gb.bus.wram[0x1000 + i] = value,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "work RAM bank {bank} does not exist on this hardware"
+                )))
+            }
+        }
+        Ok(())
+    }
+
     /// Game Boy Color: VRAM bank 1 (8 KiB), whatever bank the CPU sees.
     fn vram_bank1<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
@@ -595,6 +617,21 @@ impl PyGameBoy {
     ) -> PyResult<()> {
         let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
         Self::impl_set_cart_ram_byte(&mut this, bank, offset, value)
+    }
+
+    /// Lock the MBC3 clock (PyBoy's `rtc_lock_experimental`): it stands still, writes to its
+    /// registers are ignored and a latch reads zeros. Raises without a clock on the cartridge.
+    fn set_rtc_lock(slf: &Bound<'_, Self>, locked: bool) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        match this.gb.bus.cart.rtc_mut() {
+            Some(rtc) => {
+                rtc.set_locked(locked);
+                Ok(())
+            }
+            None => Err(PyValueError::new_err(
+                "this cartridge has no real-time clock",
+            )),
+        }
     }
 
     /// Static cartridge facts: rom_banks, ram_banks, battery, rtc, cgb_flag (byte 0x143).

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import heapq
 import io
-import logging
 import os
+import random
 import sys
 import time
 import traceback
@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import _core
 from ..rom_header import cartridge_title, header_checksum
-from . import _bridge
+from . import _bridge, log
 from .constants import COLS, ROWS, TILES, TILES_CGB
 from .gameshark import GameShark
 from .memory import PyBoyMemoryView, PyBoyRegisterFile, _u8
@@ -36,14 +36,17 @@ from .tilemap import TileMap
 from .utils import (
     STATE_VERSION,
     OPCODE_BRK,
+    PyBoyAssertException,
     PyBoyException,
     PyBoyInvalidInputException,
     PyBoyInvalidOperationException,
     PyBoyOutOfBoundsException,
     WindowEvent,
+    cython_compiled,
 )
 
-logger = logging.getLogger("emurust.pyboy")
+logger = log.get_logger("pyboy.pyboy")
+URL_MIGRATING = "https://github.com/Baekalfen/PyBoy/wiki/Migrating-from-v1.x.x-to-v2.0.0"
 
 SPF = 1 / 60.0
 
@@ -72,15 +75,6 @@ defaults = {
 _PLUGIN_KEYWORDS = ("sgb_border", "d", "debug", "autopause", "record_input", "rewind", "printer", "printer_output", "breakpoints")
 
 _WINDOWS = ("SDL2", "OpenGL", "GLFW", "null", "headless", "dummy")
-
-_LOG_LEVELS = {
-    "DEBUG": logging.DEBUG,
-    "INFO": logging.INFO,
-    "WARNING": logging.WARNING,
-    "ERROR": logging.ERROR,
-    "CRITICAL": logging.CRITICAL,
-    "DISABLE": logging.CRITICAL,
-}
 
 # Joypad bit (emurust's order: right, left, up, down, a, b, select, start) per event.
 _PRESS = {
@@ -132,12 +126,7 @@ _GREY_RGBA = _palette_rgba(DMG_PALETTES["Grey"])
 
 
 def _set_log_level(level):
-    if isinstance(level, str) and level in _LOG_LEVELS:
-        logger.setLevel(_LOG_LEVELS[level])
-    elif isinstance(level, int):
-        pass
-    else:
-        raise ValueError(f"Invalid log level: {level}")
+    log.set_level(level)
 
 
 class PyBoy:
@@ -176,12 +165,13 @@ class PyBoy:
         self.stopped = False
         self.no_input = no_input
         _set_log_level(log_level)
+        logger.debug(f"Cython compilation status: {cython_compiled}")
 
         if "bootrom_file" in kwargs:
-            logger.error("Deprecated use of 'bootrom_file'. Use 'bootrom' keyword argument instead.")
+            logger.error(f"Deprecated use of 'bootrom_file'. Use 'bootrom' keyword argument instead. {URL_MIGRATING}")
             bootrom = kwargs.pop("bootrom_file")
         if "window_type" in kwargs:
-            logger.error("Deprecated use of 'window_type'. Use 'window' keyword argument instead.")
+            logger.error(f"Deprecated use of 'window_type'. Use 'window' keyword argument instead. {URL_MIGRATING}")
             window = kwargs.pop("window_type")
         if window not in _WINDOWS:
             raise KeyError(f'Unknown window type: {window}. Use "SDL2", "OpenGL", "GLFW", or "null"')
@@ -191,12 +181,13 @@ class PyBoy:
                 "(headless; read the picture from pyboy.screen)"
             )
         if window != "null":
-            logger.error('Deprecated use of "headless" or "dummy" window. Change to "null" window instead.')
+            log.get_logger("pyboy.plugins.window_null").error(
+                f'Deprecated use of "headless" or "dummy" window. Change to "null" window instead. {URL_MIGRATING}'
+            )
         kwargs["window"] = window
         kwargs["scale"] = scale
         kwargs["sgb_border"] = sgb_border
-        if kwargs.pop("randomize", False):
-            raise NotImplementedError("emurust.PyBoy: randomize=True (random power-on RAM) is not supported")
+        randomize = kwargs.pop("randomize", False)  # undocumented in PyBoy too
         for k, v in defaults.items():
             kwargs.setdefault(k, v)
 
@@ -300,6 +291,7 @@ class PyBoy:
         self._palette_rgba = _palette_rgba(color_palette)
         self._custom_palette = not np.array_equal(self._palette_rgba, _GREY_RGBA)
         self._screen_array = np.zeros((ROWS, COLS, 4), dtype=np.uint8) if self._custom_palette else self._gb.screen
+        self._last_shades = np.array(self._gb.screen_shade, copy=True)
         self._palette_cycle = cycle(DMG_PALETTES.items())
 
         # ---- kwargs PyBoy's plugins would take ----
@@ -313,6 +305,7 @@ class PyBoy:
             logger.critical("Unknown keyword argument: %s", k)
             raise KeyError(f"Unknown keyword argument: {k}")
 
+        self._rtc_locked = False
         self._frame_count = 0
         self.set_emulation_speed(1)
         self._paused = False
@@ -345,6 +338,8 @@ class PyBoy:
         self.window_null_speed = 0
         self.set_emulation_speed(0)  # the null window starts unlimited, as PyBoy's
 
+        if randomize:
+            self._randomize_ram()
         self.gameshark = GameShark(self.memory)
         if gameshark:
             for code in gameshark.split(","):
@@ -575,7 +570,7 @@ class PyBoy:
         ):
             self._gb.tick(count, render, sound)
             self._frame_count += count
-            self._post_tick()
+            self._post_tick(render)
             return not self.quitting
         if self.stopped:
             raise PyBoyInvalidOperationException("Emulator is stopped")
@@ -617,12 +612,19 @@ class PyBoy:
                 count -= 1
             self._post_handle_events()
             running = not self.quitting
-        self._post_tick()
+        self._post_tick(render)
         return running
 
-    def _post_tick(self):
+    def _post_tick(self, rendered):
+        # The core's shades change only in drawn frames; so does PyBoy's picture (a palette
+        # change shows from the next drawn frame).
         if self._custom_palette:
-            np.take(self._palette_rgba, self._gb.screen_shade, axis=0, out=self._screen_array)
+            shades = self._gb.screen_shade
+            # Undrawn frames keep PyBoy's picture, except where the LCD blanked it (LCD off:
+            # filled with the current palette's colour 0, drawn or not).
+            if rendered or not self._gb.read(0xFF40) & 0x80 or not np.array_equal(shades, self._last_shades):
+                np.take(self._palette_rgba, shades, axis=0, out=self._screen_array)
+                self._last_shades = np.array(shades, copy=True)
         if self._game_wrapper is not None:
             try:
                 self._game_wrapper.post_tick()
@@ -879,7 +881,9 @@ class PyBoy:
             # An older format version (PyBoy 2.8.1 loads them all): its length depends on the
             # version; the loader checks it. PyBoy warns as it loads one.
             data += file_like_object.read()
-            logger.warning("Loading state from an older version of PyBoy. This might cause compatibility issues.")
+            log.get_logger("pyboy.core.mb").warning(
+                "Loading state from an older version of PyBoy. This might cause compatibility issues."
+            )
             if self._custom_palette:
                 raise NotImplementedError(
                     "load_state: a PyBoy state of format version %d (older than %d) with a custom color_palette"
@@ -894,9 +898,15 @@ class PyBoy:
         try:
             self._gb.load_pyboy_state(data)
         except _core.StateError as e:
+            # PyBoy reads a state byte by byte and raises PyBoyAssertException ("No data") where
+            # it ends too early; its other refusals (a newer version) are PyBoyException.
+            if "truncated" in str(e) or "empty PyBoy state" in str(e):
+                raise PyBoyAssertException(f"No data: {e}") from e
             raise PyBoyException(str(e)) from e
         if screen is not None:
             self._screen_array[...] = screen
+        if self._rtc_locked:  # a setting of the running emulator, as PyBoy's timelock
+            self._gb.set_rtc_lock(True)
         return 0
 
     def _screen_from_state(self, data):
@@ -945,10 +955,32 @@ class PyBoy:
             raise PyBoyInvalidOperationException("Palette change is only available in DMG mode")
         rgba = _palette_rgba(palette)
         if not self._custom_palette and not np.array_equal(rgba, _GREY_RGBA):
-            raise NotImplementedError(
-                "emurust.PyBoy: changing from the default palette after creation; pass color_palette= to the constructor"
-            )
+            self._own_screen_array()
         self._palette_rgba = rgba
+
+    def _randomize_ram(self):
+        """PyBoy's ``randomize=True``: random power-on contents (Python's ``random``) of VRAM
+        bank 0, OAM, work RAM (all 8 banks on a Game Boy Color), FEA0-FEFF and HRAM; the boot
+        ROM then runs over them as on a console."""
+        gb = self._gb
+        rand = random.getrandbits
+        for i in range(0x2000):
+            gb.set_vram_bank_byte(0, i, rand(8))
+        for addr in (*range(0xFE00, 0xFF00), *range(0xFF80, 0xFFFF)):
+            gb.write(addr, rand(8))
+        for bank in range(8 if self._cgb else 2):
+            for i in range(0x1000):
+                gb.set_wram_bank_byte(bank, i, rand(8))
+
+    def _own_screen_array(self):
+        """From the default palette to another: the screen becomes an array of this object's,
+        coloured from the core's shades after each tick, holding the picture drawn so far (the
+        new colours show from the next drawn frame, as in PyBoy). ``screen.ndarray``,
+        ``raw_buffer`` and ``image`` then refer to it."""
+        self._screen_array = np.array(self._gb.screen, dtype=np.uint8, copy=True)
+        self._last_shades = np.array(self._gb.screen_shade, copy=True)
+        self._custom_palette = True
+        self.screen._attach(self._screen_array)
 
     def _serial(self):
         out = self._gb.serial_output().decode("latin-1")
@@ -1013,7 +1045,8 @@ class PyBoy:
     def rtc_lock_experimental(self, enable):
         if not self._rtc:
             raise PyBoyException("There's no RTC for this cartridge type")
-        raise NotImplementedError("emurust.PyBoy: rtc_lock_experimental (emurust's clock runs on emulated time)")
+        self._rtc_locked = bool(enable)
+        self._gb.set_rtc_lock(self._rtc_locked)
 
     def _cycles(self):
         return self._gb.cycles
