@@ -215,3 +215,79 @@ def test_palette_cycling_changes_the_picture():
     pyboy._cycle_palette()
     pyboy.tick(1, True, False)
     assert not np.array_equal(before, pyboy.screen.ndarray)
+
+
+# ------------------------------------------------------------------ screen recorder
+
+
+def _record_gif(pb_api, folder: pathlib.Path, monkeypatch):
+    from PIL import Image, ImageSequence
+
+    monkeypatch.chdir(folder)
+    pyboy = pb_api.PyBoy(DODGE, window="null")
+    pyboy.tick(100, True, False)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        pyboy.send_input(pb_api.WindowEvent.SCREEN_RECORDING_TOGGLE)
+        for frames in (1, 3, 1, 5, 2):
+            pyboy.tick(frames, True, False)
+        pyboy.send_input(pb_api.WindowEvent.SCREEN_RECORDING_TOGGLE)
+        pyboy.tick(1, True, False)
+    pyboy.stop(save=False)
+    files = sorted(p.name for p in (folder / "recordings").iterdir())
+    assert len(files) == 1 and files[0].startswith("EMURUST DODGE-") and files[0].endswith(".gif"), files
+    with Image.open(folder / "recordings" / files[0]) as gif:
+        frames = [np.asarray(f.convert("RGB")) for f in ImageSequence.Iterator(gif)]
+        info = (gif.format, gif.info.get("loop"), gif.info.get("duration"), gif.size)
+    log = [line.split("  ")[0] + line[30:].split(" in ")[0] for line in out.getvalue().splitlines()]
+    return frames, info, log
+
+
+def test_screen_recorder_gif_as_pyboys(tmp_path, monkeypatch):
+    """SCREEN_RECORDING_TOGGLE writes the same GIF as PyBoy: one frame per tick() call, the same
+    pictures, file name, frame time, loop, log lines; its scratch folder is removed."""
+    results = []
+    for pb in _both():
+        folder = tmp_path / pb.name
+        folder.mkdir()
+        results.append(_record_gif(pb, folder, monkeypatch))
+        assert [p.name for p in (folder / "recordings").iterdir() if p.name.startswith("screenrec-")] == []
+    (p_frames, p_info, p_log), (e_frames, e_info, e_log) = results
+    assert len(p_frames) == len(e_frames) >= 2  # Pillow merges identical consecutive frames
+    assert all(np.array_equal(a, b) for a, b in zip(p_frames, e_frames))
+    assert p_info == e_info
+    assert p_log == e_log
+
+
+def test_screen_recorder_mp4_command_as_pyboys(tmp_path, monkeypatch):
+    """SCREEN_RECORDING_TOGGLE_MP4 hands ffmpeg the same command and raw data as PyBoy (ffmpeg
+    itself is replaced by a recorder of its arguments and inputs)."""
+    import shutil as shutil_module
+    import subprocess as subprocess_module
+
+    monkeypatch.setattr(shutil_module, "which", lambda name: "/usr/bin/ffmpeg")
+    runs = {}
+    for pb in _both():
+        folder = tmp_path / pb.name
+        folder.mkdir()
+        monkeypatch.chdir(folder)
+        calls = []
+
+        def fake_run(cmd, stdout=None, stderr=None, check=None):
+            inputs = [pathlib.Path(cmd[i + 1]).read_bytes() for i, a in enumerate(cmd) if a == "-i"]
+            calls.append(([a if not str(a).startswith(".") else pathlib.Path(a).suffix for a in cmd], inputs))
+            return type("Done", (), {"returncode": 0, "stderr": b""})()
+
+        monkeypatch.setattr(subprocess_module, "run", fake_run)
+        pyboy = pb.PyBoy(DODGE, window="null")
+        pyboy.tick(100, True, True)
+        with contextlib.redirect_stdout(io.StringIO()):
+            pyboy.send_input(pb.WindowEvent.SCREEN_RECORDING_TOGGLE_MP4)
+            pyboy.tick(3, True, True)
+            pyboy.tick(2, True, True)
+            pyboy.send_input(pb.WindowEvent.SCREEN_RECORDING_TOGGLE_MP4)
+            pyboy.tick(1, True, True)
+        pyboy.stop(save=False)
+        runs[pb.name] = calls
+    assert len(runs["pyboy"]) == 1
+    assert runs["pyboy"] == runs["emurust"]

@@ -50,6 +50,7 @@ SHIM_MODULES = {
     "pyboy.plugins.game_wrapper_super_mario_bros_deluxe": "emurust.pyboy_api.plugins.super_mario_bros_deluxe",
     "pyboy.plugins.game_wrapper_super_mario_land": "emurust.pyboy_api.plugins.super_mario_land",
     "pyboy.plugins.game_wrapper_tetris": "emurust.pyboy_api.plugins.tetris",
+    "pyboy.plugins.screen_recorder": "emurust.pyboy_api.plugins.screen_recorder",
 }
 
 #: PyBoy's own modules kept in the emurust run: PyBoy's command line is not part of the

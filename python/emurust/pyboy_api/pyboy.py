@@ -335,6 +335,9 @@ class PyBoy:
         from .plugins import select_game_wrapper
 
         self._game_wrapper = select_game_wrapper(self)
+        from .plugins.screen_recorder import ScreenRecorder
+
+        self._screen_recorder = ScreenRecorder(self)
         self.window_null_speed = 0
         self.set_emulation_speed(0)  # the null window starts unlimited, as PyBoy's
 
@@ -464,6 +467,8 @@ class PyBoy:
             self._gb.buttons = self._gb.buttons & ~bit & 0xFF
 
     def _handle_events(self, events):
+        if not self.no_input:  # PyBoy's plugins see the events first (the recorder's toggles)
+            events = self._screen_recorder.handle_events(events)
         for event in events:
             if event == WindowEvent.QUIT:
                 self.quitting = True
@@ -625,6 +630,7 @@ class PyBoy:
             if rendered or not self._gb.read(0xFF40) & 0x80 or not np.array_equal(shades, self._last_shades):
                 np.take(self._palette_rgba, shades, axis=0, out=self._screen_array)
                 self._last_shades = np.array(shades, copy=True)
+        self._screen_recorder.post_tick()
         if self._game_wrapper is not None:
             try:
                 self._game_wrapper.post_tick()
@@ -806,6 +812,7 @@ class PyBoy:
         a crash never leaves a half-written file."""
         if not getattr(self, "initialized", False) or self.stopped:
             return
+        self._screen_recorder.stop()
         if save and self._battery:
             ram = self._gb.battery_save()[: self._ram_banks * 0x2000]
             if ram_file is None:
