@@ -175,12 +175,11 @@ class PyBoy:
             window = kwargs.pop("window_type")
         if window not in _WINDOWS:
             raise KeyError(f'Unknown window type: {window}. Use "SDL2", "OpenGL", "GLFW", or "null"')
-        if window not in ("null", "headless", "dummy"):
+        if window in ("OpenGL", "GLFW"):
             raise NotImplementedError(
-                f'emurust.PyBoy has no window: window="{window}" cannot be shown. Pass window="null" '
-                "(headless; read the picture from pyboy.screen)"
+                f'emurust.PyBoy: window="{window}" is not available; window="SDL2" (PyBoy\'s default) and "null" are'
             )
-        if window != "null":
+        if window in ("headless", "dummy"):
             log.get_logger("pyboy.plugins.window_null").error(
                 f'Deprecated use of "headless" or "dummy" window. Change to "null" window instead. {URL_MIGRATING}'
             )
@@ -339,7 +338,13 @@ class PyBoy:
 
         self._screen_recorder = ScreenRecorder(self)
         self.window_null_speed = 0
-        self.set_emulation_speed(0)  # the null window starts unlimited, as PyBoy's
+        self._window = None
+        if window == "SDL2":
+            from .plugins.window_sdl2 import WindowSDL2
+
+            self._window = WindowSDL2(self, scale)  # real time (speed 1), as PyBoy's SDL2 window
+        else:
+            self.set_emulation_speed(0)  # the null window starts unlimited, as PyBoy's
 
         if randomize:
             self._randomize_ram()
@@ -467,7 +472,9 @@ class PyBoy:
             self._gb.buttons = self._gb.buttons & ~bit & 0xFF
 
     def _handle_events(self, events):
-        if not self.no_input:  # PyBoy's plugins see the events first (the recorder's toggles)
+        if not self.no_input:  # PyBoy's plugins see the events first: the window's keys, the recorder
+            if self._window is not None:
+                events = self._window.handle_events(events)
             events = self._screen_recorder.handle_events(events)
         for event in events:
             if event == WindowEvent.QUIT:
@@ -516,11 +523,17 @@ class PyBoy:
         self._paused = True
         self.save_target_emulationspeed = self.target_emulationspeed
         self.target_emulationspeed = 1
+        if self._window is not None:
+            self._window.paused(True)
+            self._window.set_title(self._title_text())
 
     def _unpause(self):
         if not self._paused:
             return
         self._paused = False
+        if self._window is not None:
+            self._window.paused(False)
+            self._window.set_title(self._title_text())
         self.target_emulationspeed = self.save_target_emulationspeed
 
     def _cycle_palette(self):
@@ -533,13 +546,13 @@ class PyBoy:
         logger.info("Palette: %s", name)
 
     def _frames_batchable(self):
-        return not (self._breakpoints or self._breakpoint_waiting or self._singlestep or self.gameshark.enabled or self._boot_frames_left)
+        return self._window is None and not (self._breakpoints or self._breakpoint_waiting or self._singlestep or self.gameshark.enabled or self._boot_frames_left)
 
     @property
     def _plain(self):
         """True when frames need no Python work in between (no hooks, cheats, pause, boot
         frames to count, and the emulator is running)."""
-        return not (
+        return self._window is None and not (
             self.stopped
             or self._paused
             or self._breakpoints
@@ -630,6 +643,10 @@ class PyBoy:
             if rendered or not self._gb.read(0xFF40) & 0x80 or not np.array_equal(shades, self._last_shades):
                 np.take(self._palette_rgba, shades, axis=0, out=self._screen_array)
                 self._last_shades = np.array(shades, copy=True)
+        if self._window is not None:
+            if self._frame_count % 60 == 0:
+                self._window.set_title(self._title_text())
+            self._window.post_tick()
         self._screen_recorder.post_tick()
         if self._game_wrapper is not None:
             try:
@@ -637,7 +654,15 @@ class PyBoy:
             except Exception as e:  # PyBoy's post-tick hooks cannot raise (noexcept)
                 logger.error("game wrapper post_tick failed: %r", e)
         if self.target_emulationspeed:
-            self._frame_limiter(self.target_emulationspeed)
+            if self._window is not None:
+                self._window.frame_limiter(self.target_emulationspeed)
+            else:
+                self._frame_limiter(self.target_emulationspeed)
+
+    def _title_text(self):
+        """The window's title as PyBoy writes it (every 60 frames)."""
+        self._window_title = "PyBoy" + (" [PAUSED]" if self._paused else "")
+        return self._window_title
 
     def _frame_limiter(self, speed):
         """PyBoy's null-window frame limiter: sleep to ``speed`` times real time (0: none)."""
@@ -813,6 +838,8 @@ class PyBoy:
         if not getattr(self, "initialized", False) or self.stopped:
             return
         self._screen_recorder.stop()
+        if self._window is not None:
+            self._window.stop()
         if save and self._battery:
             ram = self._gb.battery_save()[: self._ram_banks * 0x2000]
             if ram_file is None:
