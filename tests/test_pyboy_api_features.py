@@ -291,3 +291,46 @@ def test_screen_recorder_mp4_command_as_pyboys(tmp_path, monkeypatch):
         runs[pb.name] = calls
     assert len(runs["pyboy"]) == 1
     assert runs["pyboy"] == runs["emurust"]
+
+
+# ------------------------------------------------------------------ breakpoints debug prompt
+
+
+def debug_prompt_script(pb_api, rec, commands, breakpoints, monkeypatch):
+    import re
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(commands))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        pyboy = pb_api.PyBoy(DODGE, window="null", breakpoints=breakpoints)
+        pyboy.set_emulation_speed(0)
+        for _ in range(120):
+            pyboy.tick()
+    text = out.getvalue()
+    # What a user reads first at each stop: the register line (PC and its symbol labels).
+    rec("register lines", re.findall(r"^A: .*$", text, re.M))
+    rec("other lines", [line for line in text.splitlines() if line.startswith(("pyboy.", "Removing", "0", "F"))])
+    rec("input left", sys.stdin.read())
+    rec("screen", pyboy.screen.ndarray)
+    pyboy.stop(save=False)
+
+
+@pytest.mark.parametrize(
+    "commands, breakpoints",
+    [
+        ("n\nc\nc\n", "0:0100,-1:0"),
+        ("n\nc\n", "-1:0,-1:3"),
+        ("n\nn\nc\n", "-1:0,-1:3"),
+        ("c\nc\n", "-1:0,-1:3"),
+        ("n\nn\nn\nn\nn\nn\nc\n", "-1:0,-1:3"),
+        ("n\nd\nc\nc\n", "-1:0,-1:3"),
+        ("bl\nb -1:5\nbl\nc\nn\nc\nc\n", "-1:0,-1:3"),
+        ("c 0:0150\nc\nc\n", "-1:0,-1:3"),
+        ("c\n", "-1:0,nolabel"),
+    ],
+)
+def test_debug_prompt_as_pyboys(commands, breakpoints, monkeypatch):
+    """PyBoy's ``breakpoints=`` prompt: the same stops (PC at each), the same commands read, the
+    same messages and the same machine afterwards."""
+    assert_same(debug_prompt_script, commands, breakpoints, monkeypatch)

@@ -298,7 +298,7 @@ class PyBoy:
             if k in defaults:
                 continue
             if k in _PLUGIN_KEYWORDS:
-                if v and k != "sgb_border":
+                if v and k not in ("sgb_border", "breakpoints"):
                     raise NotImplementedError(f"emurust.PyBoy: the {k!r} plugin is not available (headless core only)")
                 continue
             logger.critical("Unknown keyword argument: %s", k)
@@ -348,6 +348,12 @@ class PyBoy:
 
         if randomize:
             self._randomize_ram()
+        self._step_latch = False  # the debug prompt asked for one instruction
+        self._debug_prompt = None
+        if kwargs.get("breakpoints"):
+            from .plugins.debug_prompt import DebugPrompt
+
+            self._debug_prompt = DebugPrompt(self, kwargs["breakpoints"])
         self.gameshark = GameShark(self.memory)
         if gameshark:
             for code in gameshark.split(","):
@@ -764,7 +770,13 @@ class PyBoy:
             if opcode is not None:
                 self._breakpoint_waiting = (bank, pc, opcode)
                 self._breakpoint_remove(bank, pc)
-                self._handle_hooks()
+                if not self._handle_hooks() and self._debug_prompt is not None:
+                    self._debug_prompt.prompt()  # a breakpoint without a hook: PyBoy's prompt
+            elif self._step_latch and self._debug_prompt is not None:
+                self._step_latch = False
+                self._debug_prompt.prompt()  # one instruction later, as asked ("n")
+                if not self._step_latch:
+                    self._singlestep = False
             elif fresh_stop:
                 raise PyBoyException(
                     f"opcode 0xDB executed at {pc:#06x} where no hook is registered (PyBoy 2.8.1 hangs here)"
