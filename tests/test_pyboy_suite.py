@@ -130,6 +130,7 @@ import pyboy.plugins.screen_recorder as rec
 assert PyBoy is emurust.PyBoy and WindowEvent is eu.WindowEvent and PyBoyAssertException is eu.PyBoyAssertException
 from pyboy import __main__ as main
 assert hasattr(main, "parser")  # PyBoy's own command line
+from pyboy.core.serial import SerialSharedMemoryBuffer  # passed through (test_serial.py)
 try:
     import pyboy.core.lcd
 except ModuleNotFoundError as e:
@@ -158,7 +159,7 @@ def test_subset_of_pyboys_suite_passes_on_emurust(tmp_path):
         pytest.skip("no PyBoy test checkout: set EMURUST_PYBOY_TESTS to a clone of PyBoy's repository")
     for module in ("filelock", "git", "pytest_lazy_fixtures"):
         pytest.importorskip(module, reason=f"PyBoy's conftest imports {module} (pip install '.[pyboy-suite]')")
-    files = ["test_utils.py", "test_memoryview.py", "test_rtc_lock.py", "test_palette_cycling.py", "test_external_api.py"]
+    files = ["test_utils.py", "test_memoryview.py", "test_rtc_lock.py", "test_palette_cycling.py", "test_external_api.py", "test_serial.py"]
     cmd = [sys.executable, str(ROOT / "tools" / "pyboy_suite.py"), "--pyboy-tests", str(checkout), "--workdir", str(tmp_path / "w"), "--out", str(tmp_path / "out"), *files]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
     result = json.loads((tmp_path / "out" / "pyboy_suite.json").read_text())
