@@ -6,7 +6,7 @@ typed into the window with xdotool (Return = START, as PyBoy maps it; Escape = Q
 the window's picture is the screen scaled up, PyBoy's and emurust's windows show the same, the
 keys have the same effect on both, and Escape ends the emulation (``tick()`` returns False).
 
-Needs Xvfb, xdotool and ImageMagick's ``import`` (Debian: xvfb, xdotool, imagemagick) and
+Needs Xvfb, xdotool, xwininfo and ImageMagick's ``import`` (Debian: xvfb, xdotool, x11-utils, imagemagick) and
 PySDL2; skips saying which is missing.
 """
 
@@ -127,3 +127,66 @@ def test_sdl2_window_as_pyboys(tmp_path):
     # Escape is QUIT: tick() returns False from then on, on both.
     assert results["pyboy"]["running"] == results["emurust"]["running"]
     assert results["emurust"]["running"][:60] == [True] * 60 and results["emurust"]["running"][-1] is False
+
+
+DEBUG_CHILD = r"""
+import json, subprocess, sys, time
+which, rom, out = sys.argv[1], sys.argv[2], sys.argv[3]
+if which == "pyboy":
+    from pyboy import PyBoy
+else:
+    from emurust import PyBoy
+pyboy = PyBoy(rom, window="null", debug=True, sound_emulated=False)
+pyboy.set_emulation_speed(0)
+pyboy.tick(200, True)
+time.sleep(0.3)
+pyboy.tick(1, True)
+tree = subprocess.run(["xwininfo", "-root", "-tree"], capture_output=True, text=True, check=True).stdout
+subprocess.run(["import", "-window", "root", f"{out}/debug.png"], check=True)
+pyboy.stop(save=False)
+json.dump(tree, open(f"{out}/tree.json", "w"))
+"""
+
+
+def _windows(tree: str):
+    """{title: (width, height, x, y)} of the top-level windows in ``xwininfo -tree`` output."""
+    import re
+
+    found = {}
+    for m in re.finditer(r'"([^"]+)": \("[^"]*" "[^"]*"\)\s+(\d+)x(\d+)\+(-?\d+)\+(-?\d+)', tree):
+        found[m.group(1)] = tuple(int(v) for v in m.groups()[1:])
+    return found
+
+
+def test_debug_windows_as_pyboys(tmp_path):
+    """``debug=True`` opens PyBoy's debug windows: the same titles, sizes and places, and the
+    "Tile Data0" window shows the same tiles (the rest: docs/pyboy_api.md)."""
+    reason = _missing() or (None if shutil.which("xwininfo") else "xwininfo is not installed (Debian: x11-utils)")
+    if reason:
+        pytest.skip(reason)
+    pytest.importorskip("pyboy")
+    from PIL import Image
+
+    trees, shots = {}, {}
+    for n, which in enumerate(("pyboy", "emurust")):
+        out = tmp_path / which
+        out.mkdir()
+        display = 140 + n + os.getpid() % 50 * 2
+        xvfb = subprocess.Popen(["Xvfb", f":{display}", "-screen", "0", "2600x1400x24", "-nolisten", "tcp"], stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(1.0)
+            env = dict(os.environ, DISPLAY=f":{display}", SDL_AUDIODRIVER="dummy")
+            done = subprocess.run([sys.executable, "-c", DEBUG_CHILD, which, DODGE, str(out)], env=env, capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0, done.stderr[-3000:]
+        finally:
+            xvfb.terminate()
+            xvfb.wait(timeout=10)
+        trees[which] = _windows(json.loads((out / "tree.json").read_text()))
+        shots[which] = np.asarray(Image.open(out / "debug.png").convert("RGB"))
+    pyboy_windows, emurust_windows = trees["pyboy"], trees["emurust"]
+    assert set(pyboy_windows) == set(emurust_windows)
+    for title, geometry in pyboy_windows.items():
+        if title != "Game Area [Mapping]":  # PyBoy sizes it to the game area's layout
+            assert emurust_windows[title] == geometry, title
+    w, h, x, y = pyboy_windows["Tile Data0"]
+    assert np.array_equal(shots["pyboy"][y : y + h, x : x + w], shots["emurust"][y : y + h, x : x + w])

@@ -298,7 +298,7 @@ class PyBoy:
             if k in defaults:
                 continue
             if k in _PLUGIN_KEYWORDS:
-                if v and k not in ("sgb_border", "breakpoints"):
+                if v and k not in ("sgb_border", "breakpoints", "debug", "d"):
                     raise NotImplementedError(f"emurust.PyBoy: the {k!r} plugin is not available (headless core only)")
                 continue
             logger.critical("Unknown keyword argument: %s", k)
@@ -348,6 +348,11 @@ class PyBoy:
 
         if randomize:
             self._randomize_ram()
+        self._debug = None
+        if kwargs.get("debug") or kwargs.get("d"):
+            from .plugins.debug_window import DebugWindows
+
+            self._debug = DebugWindows(self)
         self._step_latch = False  # the debug prompt asked for one instruction
         self._debug_prompt = None
         if kwargs.get("breakpoints"):
@@ -481,6 +486,8 @@ class PyBoy:
         if not self.no_input:  # PyBoy's plugins see the events first: the window's keys, the recorder
             if self._window is not None:
                 events = self._window.handle_events(events)
+            if self._debug is not None:
+                events = self._debug.handle_events(events)
             events = self._screen_recorder.handle_events(events)
         for event in events:
             if event == WindowEvent.QUIT:
@@ -552,13 +559,13 @@ class PyBoy:
         logger.info("Palette: %s", name)
 
     def _frames_batchable(self):
-        return self._window is None and not (self._breakpoints or self._breakpoint_waiting or self._singlestep or self.gameshark.enabled or self._boot_frames_left)
+        return self._window is None and self._debug is None and not (self._breakpoints or self._breakpoint_waiting or self._singlestep or self.gameshark.enabled or self._boot_frames_left)
 
     @property
     def _plain(self):
         """True when frames need no Python work in between (no hooks, cheats, pause, boot
         frames to count, and the emulator is running)."""
-        return self._window is None and not (
+        return self._window is None and self._debug is None and not (
             self.stopped
             or self._paused
             or self._breakpoints
@@ -653,6 +660,8 @@ class PyBoy:
             if self._frame_count % 60 == 0:
                 self._window.set_title(self._title_text())
             self._window.post_tick()
+        if self._debug is not None:
+            self._debug.post_tick()
         self._screen_recorder.post_tick()
         if self._game_wrapper is not None:
             try:
@@ -850,6 +859,8 @@ class PyBoy:
         if not getattr(self, "initialized", False) or self.stopped:
             return
         self._screen_recorder.stop()
+        if self._debug is not None:
+            self._debug.stop()
         if self._window is not None:
             self._window.stop()
         if save and self._battery:
