@@ -38,9 +38,9 @@ def _value(bank: int, form: int, i: int = 0) -> int:
     return (0x11 * (bank + 1) + 0x40 * form + i) & 0xFF
 
 
-def banked_script(pb_api, rec, rom: bytes, regions, ticks_before: int = 120):
+def banked_script(pb_api, rec, rom: bytes, regions, ticks_before: int = 120, cgb=None):
     c = rec.call
-    pyboy = pb_api.PyBoy(io.BytesIO(rom), window="null")
+    pyboy = pb_api.PyBoy(io.BytesIO(rom), window="null", cgb=cgb)
     pyboy.tick(ticks_before, False)
     mem = pyboy.memory
     for name, base, size, banks in regions:
@@ -107,6 +107,12 @@ def test_every_banked_region_every_form_cgb():
 def test_every_banked_region_every_form_dmg():
     # On a DMG only bank 0 of VRAM and WRAM exists: PyBoy's exceptions for the others.
     assert_same(banked_script, _dmg_rom(), CGB_REGIONS)
+
+
+def test_every_banked_region_every_form_dmg_cartridge_on_cgb():
+    # A DMG cartridge on Game Boy Color hardware (compatibility mode, SVBK fixed at bank 1): the
+    # API still reaches every work RAM and VRAM bank.
+    assert_same(banked_script, _dmg_rom(), CGB_REGIONS, cgb=True)
 
 
 def test_banked_edges_cgb():
