@@ -68,6 +68,7 @@ def test_compare_counts_and_differences():
     }
     assert result["only_pyboy_passes"] == 2 and result["only_emurust_passes"] == 1
     assert result["rom_unavailable"] == {"tests/test_a.py::test_skipped": "ROM unavailable: x.gb"}
+    assert result["skipped_in_both"] == {"ROM unavailable: missing from the corpus": 1, "Cannot access secrets": 1}
     assert list(result["out_of_scope"]) == ["test_lcd.py"]
 
     md = pyboy_suite.to_markdown(result, "header")

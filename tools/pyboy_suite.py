@@ -143,13 +143,24 @@ def _not_collected(results: dict, nodeid: str) -> dict:
     return {"outcome": "not collected", "message": file_error["message"] if file_error else ""}
 
 
+def _skip_reason(message: str) -> str:
+    """A skip's reason, grouped: the ROM PyBoy would download, a corpus ROM missing, or the
+    test's own reason (PyBoy's encrypted commercial ROMs: "Cannot access secrets")."""
+    if "would download" in message:
+        name = message.rsplit("/", 1)[-1].replace("LICENSE.", "").replace("SOURCE.", "")
+        return "ROM unavailable: " + name.removesuffix(".txt").removesuffix(".zip")
+    if message.startswith("ROM unavailable"):
+        return "ROM unavailable: missing from the corpus"
+    return message.removeprefix("Skipped: ")
+
+
 def compare(pyboy: dict, emurust: dict, files: list[str], out_of_scope: list[str]) -> dict:
     """The comparison of two plugin reports ({"results": {nodeid: {outcome, message}}}).
 
     A test "ran" when at least one implementation did not skip it. Per file: tests run, passed on
     PyBoy, passed on emurust; and every test whose pass/fail differs, both ways, with messages."""
     p_res, e_res = pyboy["results"], emurust["results"]
-    rows, differences, unavailable = [], [], {}
+    rows, differences, unavailable, skipped = [], [], {}, {}
     for name in files:
         ids = sorted({i for i in (*p_res, *e_res) if _file_of(i) == name and "::" in i})
         ran = p_pass = e_pass = 0
@@ -159,6 +170,8 @@ def compare(pyboy: dict, emurust: dict, files: list[str], out_of_scope: list[str
             if p["outcome"] == "skipped" and e["outcome"] == "skipped":
                 if p["message"].startswith("ROM unavailable"):
                     unavailable[nodeid] = p["message"]
+                reason = _skip_reason(p["message"])
+                skipped[reason] = skipped.get(reason, 0) + 1
                 continue
             ran += 1
             p_ok, e_ok = p["outcome"] in PASSING, e["outcome"] in PASSING
@@ -182,6 +195,7 @@ def compare(pyboy: dict, emurust: dict, files: list[str], out_of_scope: list[str
         "only_pyboy_passes": sum(1 for d in differences if d["pyboy"] in PASSING),
         "only_emurust_passes": sum(1 for d in differences if d["emurust"] in PASSING),
         "rom_unavailable": unavailable,
+        "skipped_in_both": dict(sorted(skipped.items(), key=lambda kv: -kv[1])),
         "out_of_scope": {f: OUT_OF_SCOPE[f] for f in out_of_scope},
     }
 
@@ -197,6 +211,9 @@ def to_markdown(result: dict, header: str = "") -> str:
     skipped_files = [r["file"] for r in result["rows"] if not r["run"]]
     if skipped_files:
         lines += ["", "Every test skipped in both runs (ROMs unavailable here): " + ", ".join(skipped_files) + "."]
+    if result.get("skipped_in_both"):
+        reasons = "; ".join(f"{why} ({n})" for why, n in result["skipped_in_both"].items())
+        lines += ["", f"Skipped in both runs, by reason (tests): {reasons}."]
     if result["out_of_scope"]:
         lines += ["", "Out of scope (PyBoy internals): " + ", ".join(f"{f} ({why})" for f, why in result["out_of_scope"].items()) + "."]
     lines += ["", f"Tests that pass on PyBoy and not on emurust: {result['only_pyboy_passes']}; "

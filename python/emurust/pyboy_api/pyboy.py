@@ -662,7 +662,8 @@ class PyBoy:
             self._window.post_tick()
         if self._debug is not None:
             self._debug.post_tick()
-        self._screen_recorder.post_tick()
+        if self._screen_recorder._recording is not None:  # a check, not a call, per tick
+            self._screen_recorder.post_tick()
         if self._game_wrapper is not None:
             try:
                 self._game_wrapper.post_tick()
