@@ -3,28 +3,22 @@ PyBoy on CGB programs (with the boot ROM, from the post-boot state, after save s
 grey picture on CGB hardware."""
 
 import io
-import os
-import pathlib
 
 import numpy as np
 import pytest
 
 import emurust
-from conftest import LONG, ROOT, make_rom, STATE_EVERY
+from conftest import LONG, ROOT, STATE_EVERY, corpus_path, make_rom
 from emurust.rom_header import with_checksums
 from emurust.verify.compare import make_pyboy, pyboy_boot_rom_path
 from emurust.verify.rollout import rollout
 
-ROMS_DEV = pathlib.Path(os.environ.get("EMURUST_TEST_ROMS", ROOT.parent / "shared" / "data" / "roms-dev"))
 CGB_ROM = ROOT / "roms" / "cgb.gb"
 DMG_GAME = ROOT / "games" / "dodge.gb"
 
 
 def dev_rom(rel):
-    p = ROMS_DEV / rel
-    if not p.is_file():
-        pytest.fail(f"community test ROM {rel} not found under {ROMS_DEV}; set EMURUST_TEST_ROMS")
-    return str(p)
+    return corpus_path(rel)
 
 
 def with_flag(flag):

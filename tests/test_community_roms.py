@@ -2,8 +2,8 @@
 
 The ROMs are read from ``$EMURUST_TEST_ROMS`` (default: ``../shared/data/roms-dev`` beside the
 repository; its README says where each suite comes from). Without that folder these tests
-fail, saying what to set; with ``EMURUST_TEST_ROMS_OPTIONAL=1`` they are deselected instead,
-and the run's summary says so.
+skip, and the run's summary says how many and how to run them; where the corpus is expected (CI,
+or EMURUST_TEST_ROMS set) they fail instead (conftest.corpus_path).
 
 For every test ROM (mooneye, SameSuite, age, Mealybug Tearoom, acid2), as PyBoy's own test
 suite keeps per-ROM expectations:
@@ -30,7 +30,7 @@ import os
 
 import pytest
 
-from conftest import LONG, ROOT
+from conftest import LONG, ROOT, corpus_path, require_corpus
 from emurust.verify.rollout import POLICIES, make_states
 from emurust.verify.suites import (
     VERDICT_BUDGET,
@@ -45,11 +45,6 @@ from emurust.verify.suites import (
 )
 
 ROMS_DIR = default_roms_dir(ROOT)
-MISSING = (
-    f"community ROMs not found at {ROMS_DIR}: set EMURUST_TEST_ROMS to the roms-dev folder "
-    "(mooneye/, mealybug/, acid2/, samesuite/, age/, games/), or EMURUST_TEST_ROMS_OPTIONAL=1 "
-    "to deselect these tests"
-)
 
 # fmt: off
 EXPECTED = {
@@ -187,15 +182,11 @@ COARSE = {"compare_every": 1, "render_every": 10, "state_every": 200} if LONG el
 
 
 def rom_path(name: str) -> str:
-    path = os.path.join(ROMS_DIR, name)
-    if not os.path.isfile(path):
-        pytest.fail(MISSING if not os.path.isdir(ROMS_DIR) else f"{path} is missing from the ROM folder")
-    return path
+    return corpus_path(name)
 
 
 def test_rom_folder_matches_the_table():
-    if not os.path.isdir(ROMS_DIR):
-        pytest.fail(MISSING)
+    require_corpus()
     found, known = set(list_roms(ROMS_DIR)), set(EXPECTED) | set(GAMES)
     assert found == known, f"not in the table (regenerate it): {sorted(found - known)}; missing from the folder: {sorted(known - found)}"
 

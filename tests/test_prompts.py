@@ -13,6 +13,8 @@ SRC_TEMPLATES = ROOT / "python" / "emurust" / "prompt_templates"
 REPO_PROMPTS = ROOT / "prompts"
 TEMPLATES = {"translate", "l1-tests", "l2-tests", "repair", "performance"}
 EXAMPLES = {"translate-cpu", "translate-bus", "translate-timer", "translate-ppu", "translate-cartridge", "translate-batch"}
+#: The recipe's second environment: PufferLib's Pong (its pong.h is pasted from EMURUST_REFERENCES).
+PONG_EXAMPLES = {"translate-pong", "l1-pong", "l2-pong"}
 
 
 def _files(d):
@@ -39,13 +41,13 @@ def test_repo_prompts_dir_links_to_the_package_templates():
 
 def test_installed_package_ships_the_templates():
     assert _files(prompts.TEMPLATE_DIR) == _files(SRC_TEMPLATES)
-    assert set(prompts.kinds()) == TEMPLATES | EXAMPLES
+    assert set(prompts.kinds()) == TEMPLATES | EXAMPLES | PONG_EXAMPLES
 
 
 def test_list(capsys):
     assert main(["prompt", "--list"]) == 0
     out = capsys.readouterr().out
-    for k in TEMPLATES | EXAMPLES:
+    for k in TEMPLATES | EXAMPLES | PONG_EXAMPLES:
         assert re.search(rf"^\s+{re.escape(k)}\s", out, re.M), k
 
 
@@ -118,6 +120,31 @@ def test_examples_render_completely(kind):
     assert "PyBoy 2.8.1" in text and "## The interface contract" in text
     assert "pub fn" in text or "def " in text  # real signatures
     assert "Clean room" in text or kind == "translate-batch"  # the batch has no PyBoy source to keep clean of
+
+
+def test_game_boy_examples_keep_the_game_boy_defaults():
+    """The placeholders added for Pong default to the Game Boy wording."""
+    timer = prompts.render("translate-timer")
+    assert "Lazy catch-up instead of per-tick polling" in timer
+    assert "one cycle before, at, and after" in prompts.render("l1-tests", {
+        "module_name": "m", "target_file": "f", "contract": "c", "reference": "r", "test_command": "t"})
+
+
+@pytest.mark.parametrize("kind", sorted(PONG_EXAMPLES))
+def test_pong_examples_render_completely(kind):
+    from emurust.verify import references
+
+    if not (references.references_dir() / "puffer-pong" / "pong.h").is_file():
+        if references.reference_required():
+            pytest.fail("puffer-pong/pong.h not found: set EMURUST_REFERENCES")
+        pytest.skip("PufferLib's pong.h not found (EMURUST_REFERENCES)")
+    text = prompts.render(kind)
+    assert not prompts.PLACEHOLDER.search(text.split("## The reference")[0])
+    assert "Pong" in text and "PyBoy" not in text
+    if kind != "l2-pong":
+        assert "### `puffer-pong/pong.h`" in text and "void step(Pong* env)" in text
+    if kind == "translate-pong":
+        assert "stepped, not clocked" in text and "Lazy catch-up" not in text
 
 
 def test_examples_paste_the_reference_component():

@@ -151,6 +151,9 @@ class GameBoy:
 
 
 def run_vector_file(path: Union[str, PathLike[str]], max_failures: int = 10) -> dict: ...
+def read_user_file(path: Union[str, PathLike[str]], what: str = "file") -> bytes:
+    """The whole file, as the emulator reads ROMs and states: OSError subclasses as open() raises
+    them, ValueError past 64 MiB (/dev/zero), FIFOs and devices read without blocking Ctrl-C."""
 def set_num_threads(n: int) -> None:
     """Size of the thread pool that batches created later share (1-1024)."""
 def get_num_threads() -> int:
@@ -229,3 +232,48 @@ class Batch:
     def load_state(self, env: int, data: Union[bytes, str, PathLike[str]]) -> None: ...
     def read(self, env: int, addr: int, length: int = 1) -> bytes: ...
     def screen_rgb(self, env: int) -> npt.NDArray[np.uint8]: ...
+
+class PongBatch:
+    """N games of PufferLib's Pong (crates/emurust-pong), stepped in parallel with the GIL released."""
+    def __init__(
+        self,
+        num_envs: int,
+        *,
+        width: float = 500.0,
+        height: float = 640.0,
+        paddle_width: float = 20.0,
+        paddle_height: float = 70.0,
+        ball_width: float = 32.0,
+        ball_height: float = 32.0,
+        paddle_speed: float = 8.0,
+        ball_initial_speed_x: float = 10.0,
+        ball_initial_speed_y: float = 1.0,
+        ball_max_speed_y: float = 13.0,
+        ball_speed_y_increment: float = 3.0,
+        max_score: int = 21,
+        frameskip: int = 1,
+        max_episode_steps: int = 0,
+        num_threads: Optional[int] = None,
+    ) -> None: ...
+    @property
+    def num_envs(self) -> int: ...
+    @property
+    def num_threads(self) -> int: ...
+    @property
+    def frameskip(self) -> int: ...
+    def seed(self, seeds: list[Optional[int]]) -> None: ...
+    def reset(self, obs: npt.NDArray[np.float32], mask: Optional[npt.NDArray[np.bool_]] = None) -> None: ...
+    def step(
+        self,
+        actions: npt.NDArray[np.int64],
+        obs: npt.NDArray[np.float32],
+        rewards: npt.NDArray[np.float32],
+        terminated: npt.NDArray[np.bool_],
+        truncated: npt.NDArray[np.bool_],
+        final_obs: npt.NDArray[np.float32],
+    ) -> None: ...
+    def run_steps(self, actions: npt.NDArray[np.int32], steps: int) -> float: ...
+    def get_state(self, i: int) -> dict: ...
+    def set_state(self, i: int, state: dict) -> None: ...
+    def last_episode(self, i: int) -> tuple[float, float, float]: ...
+    def scores(self, i: int) -> tuple[int, int]: ...

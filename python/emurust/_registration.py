@@ -19,7 +19,7 @@ USER_ROM_ENV_IDS = {
 
 
 def register_envs() -> None:
-    """Register emurust/GameBoy-v0 and the game tasks with Gymnasium (idempotent)."""
+    """Register emurust/GameBoy-v0, the game tasks and emurust/Pong-v0 with Gymnasium (idempotent)."""
     from gymnasium.envs.registration import register, registry
 
     for env_id, game in {**ENV_IDS, **USER_ROM_ENV_IDS}.items():
@@ -32,3 +32,7 @@ def register_envs() -> None:
             kwargs={} if game is None else {"game": game},
             disable_env_checker=False,
         )
+    # PufferLib's Pong (emurust.pong), not a Game Boy game.
+    if "emurust/Pong-v0" not in registry:
+        register(id="emurust/Pong-v0", entry_point="emurust.pong:PongEnv",
+                 vector_entry_point="emurust.pong:PongVectorEnv", disable_env_checker=False)

@@ -154,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_verify = sub.add_parser(
         "verify",
-        help="check emurust against references: cpu (L1), rollout (L3), transfer (L4), report (L1-L3)",
+        help="check emurust against references: cpu (L1), rollout (L3), transfer (L4), report (L1-L3); pong-* (Pong vs its C reference)",
         description="Verification against references: the SM83 test vectors and PyBoy 2.8.1.",
     )
     vsub = p_verify.add_subparsers(dest="what", required=True, metavar="CHECK")
@@ -169,6 +169,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     vtransfer.add_parser(vsub)
     vreport.add_parser(vsub)
+    from .verify import pong as vpong  # PufferLib's Pong against its C reference (L2-L4)
+
+    vpong.add_parsers(vsub)
 
     from . import prompts
 

@@ -25,7 +25,7 @@ another values file whose values come first); the body is a list of values::
 A value made only of ``@include LOCATION`` lines is replaced by those files' contents (each in
 a fenced block under its name), and ``NAME_files``/``NAME_size`` are derived unless given.
 LOCATION is ``pyboy:REL`` (the installed PyBoy package), ``repo:REL`` (the emurust source tree,
-when present) or a plain path. Values given by the user (``--set``/``--from-file``) win.
+when present), ``ref:REL`` (the third-party references, ``EMURUST_REFERENCES``) or a plain path. Values given by the user (``--set``/``--from-file``) win.
 """
 
 from __future__ import annotations
@@ -207,6 +207,10 @@ def resolve_location(loc: str) -> Path:
         if base is None:
             raise PromptError(f"{loc}: PyBoy is not installed (pip install pyboy==2.8.1), or pass the value with --from-file")
         return base / loc[len("pyboy:") :]
+    if loc.startswith("ref:"):
+        from .verify.references import references_dir
+
+        return references_dir() / loc[len("ref:") :]
     if loc.startswith("repo:"):
         base = repo_root()
         if base is None:
@@ -245,7 +249,7 @@ def _expand_includes(values: dict) -> dict:
         if not lines or not all(_INCLUDE.match(ln) for ln in lines):
             continue
         locs = [_INCLUDE.match(ln).group(1) for ln in lines]
-        labels = [loc.replace("pyboy:", "pyboy/", 1) if loc.startswith("pyboy:") else loc[len("repo:") :] if loc.startswith("repo:") else loc for loc in locs]
+        labels = [loc.replace("pyboy:", "pyboy/", 1) if loc.startswith("pyboy:") else loc.split(":", 1)[1] if loc.startswith(("repo:", "ref:")) else loc for loc in locs]
         text, files, size = read_files([resolve_location(loc) for loc in locs], labels=labels)
         out[name] = text
         out.setdefault(f"{name}_files", files)
@@ -517,7 +521,7 @@ def _list(out=None) -> None:
     for k, p in ks.items():
         if not p.is_example:
             print(f"  {k:<22} {p.description}", file=out)
-    print("examples (filled in for emurust's Game Boy modules):", file=out)
+    print("examples (filled in for emurust's modules: the Game Boy's, and Pong):", file=out)
     for k, p in ks.items():
         if p.is_example:
             print(f"  {k:<22} {p.description}", file=out)

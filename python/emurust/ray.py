@@ -50,6 +50,8 @@ each env runner one emurust batch as its vector environment; see :func:`rllib_pp
 
 from __future__ import annotations
 
+from emurust._core import read_user_file
+
 import dataclasses
 import inspect
 import os
@@ -98,7 +100,7 @@ class RayEnvTimeoutError(RayEnvError, TimeoutError):
 def _as_bytes(x: Any) -> Any:
     """Paths are read here (on the driver) so worker nodes need no copy of the files."""
     if isinstance(x, (str, pathlib.Path)):
-        return pathlib.Path(x).read_bytes()
+        return read_user_file(x, "file")
     return x
 
 

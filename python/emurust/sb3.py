@@ -26,7 +26,7 @@ except ImportError as e:  # pragma: no cover - depends on the environment
 
 from .envs import BatchDriver, _driver_kwargs
 
-__all__ = ["EmurustVecEnv"]
+__all__ = ["EmurustVecEnv", "PongVecEnv"]
 
 
 #: Keys of ``set_options`` (applied at the next ``reset`` only, per environment).
@@ -195,3 +195,72 @@ class EmurustVecEnv(VecEnv):
 
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
         return [False for _ in self._indices(indices)]
+
+
+class PongVecEnv(VecEnv):
+    """N games of emurust's Pong (:mod:`emurust.pong`) as an SB3 ``VecEnv``: one Rust call per
+    step, same-step reset with ``infos[i]["terminal_observation"]`` (and
+    ``"TimeLimit.truncated"``). Arguments are those of :class:`emurust.pong.PongVectorEnv`."""
+
+    def __init__(self, num_envs: int, **kwargs: Any):
+        from .pong import PongDriver
+
+        self.driver = PongDriver(num_envs, **kwargs)
+        self._actions: Optional[np.ndarray] = None
+        self._seeded = False
+        self.render_mode = None
+        super().__init__(num_envs, self.driver.single_observation_space, self.driver.single_action_space)
+
+    def reset(self):
+        seeds = self._seeds
+        if any(s is not None for s in seeds):
+            self.driver.seed([None if s is None else int(s) for s in seeds])
+        elif not self._seeded:
+            self.driver.seed(None)
+        self._seeded = True
+        self._reset_seeds()
+        self._reset_options()
+        return self.driver.reset()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = self.driver.check_actions(np.asarray(actions).reshape(-1))
+
+    def step_wait(self):
+        if self._actions is None:
+            raise RuntimeError("step_async() must be called before step_wait()")
+        actions, self._actions = self._actions, None
+        obs, rewards, terminated, truncated, final = self.driver.step(actions)
+        done = terminated | truncated
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        for i in np.flatnonzero(done):
+            infos[i]["terminal_observation"] = final[i].copy()
+            infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+        return obs, rewards, done, infos
+
+    def close(self) -> None:
+        pass
+
+    def get_images(self) -> Sequence[Optional[np.ndarray]]:
+        return [None] * self.num_envs
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        n = len(self._idx(indices))
+        return [getattr(self, attr_name)] * n
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError("PongVecEnv has no per-environment attributes to set")
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+        if method_name == "get_state":
+            return [self.driver.batch.get_state(i) for i in self._idx(indices)]
+        raise AttributeError(f"PongVecEnv has no per-environment method {method_name!r}")
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False for _ in self._idx(indices)]
+
+    def _idx(self, indices: Any) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        if isinstance(indices, (int, np.integer)):
+            return [int(indices)]
+        return [int(i) for i in indices]

@@ -40,8 +40,9 @@ Any constructor argument overrides the task's (``reward=``, ``frame_skip=``, ...
 
 from __future__ import annotations
 
+from emurust._core import read_user_file
+
 import os
-import pathlib
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -182,7 +183,7 @@ USER_ROM_GAMES: dict[str, UserRomGame] = {
 def _rom_bytes_and_path(rom: Any) -> tuple[bytes, Optional[str]]:
     if isinstance(rom, (str, os.PathLike)):
         path = os.fspath(rom)
-        return pathlib.Path(path).read_bytes(), path
+        return read_user_file(path, "ROM"), path
     if isinstance(rom, (bytes, bytearray, memoryview)):
         return bytes(rom), None
     raise TypeError(f"rom must be a path or the ROM's bytes, got {type(rom).__name__}")

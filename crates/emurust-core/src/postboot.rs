@@ -13,6 +13,7 @@
 //! in which the boot ROM exited, i.e. it ends where PyBoy's 65th frame ends.
 
 use std::io::Read;
+use std::sync::OnceLock;
 
 use crate::apu::{Apu, SoundOptions};
 use crate::gameboy::GameBoy;
@@ -37,30 +38,39 @@ static SNAPSHOT_GZ: &[u8] = include_bytes!("postboot.bin.gz");
 static SNAPSHOT_CGB_GZ: &[u8] = include_bytes!("postboot_cgb.bin.gz");
 static SNAPSHOT_CGB_DMG_GZ: &[u8] = include_bytes!("postboot_cgb_dmg.bin.gz");
 
-fn gunzip(data: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(data)
-        .read_to_end(&mut out)
-        .expect("the embedded post-boot snapshot is valid gzip");
-    out
-}
-
-/// The machine part of the DMG snapshot (between the ROM fingerprint and the cartridge section).
-pub fn snapshot() -> Vec<u8> {
-    gunzip(SNAPSHOT_GZ)
-}
-
-/// The machine part of the Game Boy Color snapshot for a CGB cartridge (`colour`) or not.
-pub fn snapshot_cgb(colour: bool) -> Vec<u8> {
-    gunzip(if colour {
-        SNAPSHOT_CGB_GZ
-    } else {
-        SNAPSHOT_CGB_DMG_GZ
+/// Unpacks an embedded snapshot once per process: every emulator of a batch starts from it, and
+/// unpacking per emulator cost an allocation each (and, out of memory, a panic in a batch of
+/// thousands).
+fn unpacked(cache: &'static OnceLock<Vec<u8>>, data: &[u8]) -> &'static [u8] {
+    cache.get_or_init(|| {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(data)
+            .read_to_end(&mut out)
+            .expect("the embedded post-boot snapshot is valid gzip");
+        out
     })
 }
 
+static SNAPSHOT: OnceLock<Vec<u8>> = OnceLock::new();
+static SNAPSHOT_CGB: OnceLock<Vec<u8>> = OnceLock::new();
+static SNAPSHOT_CGB_DMG: OnceLock<Vec<u8>> = OnceLock::new();
+
+/// The machine part of the DMG snapshot (between the ROM fingerprint and the cartridge section).
+pub fn snapshot() -> &'static [u8] {
+    unpacked(&SNAPSHOT, SNAPSHOT_GZ)
+}
+
+/// The machine part of the Game Boy Color snapshot for a CGB cartridge (`colour`) or not.
+pub fn snapshot_cgb(colour: bool) -> &'static [u8] {
+    if colour {
+        unpacked(&SNAPSHOT_CGB, SNAPSHOT_CGB_GZ)
+    } else {
+        unpacked(&SNAPSHOT_CGB_DMG, SNAPSHOT_CGB_DMG_GZ)
+    }
+}
+
 /// The snapshot and the start of the boot ROM's last frame for `gb`'s hardware.
-fn snapshot_for(gb: &GameBoy) -> (Vec<u8>, u64) {
+fn snapshot_for(gb: &GameBoy) -> (&'static [u8], u64) {
     if gb.is_cgb() {
         if gb.is_cgb_mode() {
             (snapshot_cgb(true), BOOT_EXIT_FRAME_START_CGB)
@@ -80,7 +90,7 @@ pub fn apply(gb: &mut GameBoy) -> Result<(), CoreError> {
     let sound = gb.bus.apu.options();
     let (snap, frame_start) = snapshot_for(gb);
     gb.bus.apu = Apu::new(SoundOptions::default());
-    gb.load_machine_state(&snap)?;
+    gb.load_machine_state(snap)?;
     gb.bus.apu = gb.bus.apu.for_postboot(sound, frame_start);
     Ok(())
 }

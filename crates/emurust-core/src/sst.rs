@@ -147,19 +147,35 @@ impl DirResult {
     }
 }
 
+/// Larger than any vector file unpacked (the biggest upstream opcode file is ~30 MiB of JSON);
+/// a gzip stream that unpacks past it is refused rather than grown into memory.
+const MAX_UNPACKED_BYTES: u64 = 512 << 20;
+
 /// Read a `.json` or `.json.gz` vector file into JSON.
 pub fn load_file(path: &Path) -> Result<Value, String> {
     let raw = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse_bytes(&raw).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A vector file's bytes (`.json`, or gzip-compressed JSON) as JSON.
+pub fn parse_bytes(raw: &[u8]) -> Result<Value, String> {
     let text = if raw.starts_with(&[0x1F, 0x8B]) {
-        let mut out = Vec::with_capacity(raw.len() * 8);
-        flate2::read::GzDecoder::new(&raw[..])
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(raw)
+            .take(MAX_UNPACKED_BYTES + 1)
             .read_to_end(&mut out)
-            .map_err(|e| format!("{}: gzip: {e}", path.display()))?;
+            .map_err(|e| format!("gzip: {e}"))?;
+        if out.len() as u64 > MAX_UNPACKED_BYTES {
+            return Err(format!(
+                "gzip: unpacks to more than {} MiB",
+                MAX_UNPACKED_BYTES >> 20
+            ));
+        }
         out
     } else {
-        raw
+        raw.to_vec()
     };
-    serde_json::from_slice(&text).map_err(|e| format!("{}: json: {e}", path.display()))
+    serde_json::from_slice(&text).map_err(|e| format!("json: {e}"))
 }
 
 /// Run every case of one vector file.

@@ -5,7 +5,6 @@
 //! (calls that run emulation are guarded and report an internal error instead).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use emurust_core::apu::SoundOptions;
@@ -19,7 +18,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 mod batch;
+mod files;
+mod pong;
 mod vectors;
+
+use files::load_bytes;
 
 pyo3::create_exception!(
     _core,
@@ -54,29 +57,6 @@ fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|_| {
         PyRuntimeError::new_err(format!(
             "emurust internal error during {what}; the emulator state is no longer reliable. Please report this with the ROM and state."
-        ))
-    })
-}
-
-/// A path (str or os.PathLike) or the bytes themselves.
-fn load_bytes(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u8>> {
-    if let Ok(b) = obj.downcast::<PyBytes>() {
-        return Ok(b.as_bytes().to_vec());
-    }
-    if let Ok(b) = obj.extract::<Vec<u8>>() {
-        if !obj.is_instance_of::<pyo3::types::PyString>() {
-            return Ok(b);
-        }
-    }
-    let path: PathBuf = obj.extract().map_err(|_| {
-        PyValueError::new_err(format!(
-            "{what} must be a path (str or os.PathLike) or bytes"
-        ))
-    })?;
-    std::fs::read(&path).map_err(|e| {
-        pyo3::exceptions::PyFileNotFoundError::new_err(format!(
-            "cannot read {what} {}: {e}",
-            path.display()
         ))
     })
 }
@@ -1455,6 +1435,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGameBoy>()?;
     m.add_function(wrap_pyfunction!(_postboot_snapshot, m)?)?;
     vectors::register(m)?;
+    files::register(m)?;
     batch::register(m)?;
+    pong::register(m)?;
     Ok(())
 }

@@ -1,7 +1,5 @@
 //! `emurust.verify cpu`: SM83 single-step vectors, run in Rust.
 
-use std::path::PathBuf;
-
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -13,11 +11,20 @@ use pyo3::types::PyDict;
 #[pyo3(signature = (path, max_failures=10))]
 fn run_vector_file<'py>(
     py: Python<'py>,
-    path: PathBuf,
+    path: &Bound<'py, PyAny>,
     max_failures: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let path = crate::files::user_path(path, "vector file")?;
+    let raw = crate::files::read_user_file(py, &path, "vector file")?;
+    let label = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let result = py
-        .allow_threads(|| emurust_core::sst::run_file(&path))
+        .allow_threads(|| {
+            emurust_core::sst::parse_bytes(&raw)
+                .and_then(|json| emurust_core::sst::run_cases(&json, &label))
+        })
         .map_err(|e| PyValueError::new_err(format!("{}: {e}", path.display())))?;
     let d = PyDict::new(py);
     d.set_item("passed", result.passed)?;

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import _core
+from .._core import read_user_file
 from ..rom_header import cartridge_title, header_checksum
 from . import _bridge, log
 from .constants import COLS, ROWS, TILES, TILES_CGB
@@ -196,16 +197,13 @@ class PyBoy:
         if isinstance(gamerom, (str, Path)):
             self.gamerom = str(gamerom)
             try:
-                with open(self.gamerom, "rb") as f:
-                    rom = f.read()
+                rom = read_user_file(self.gamerom, "ROM")
             except FileNotFoundError:
                 raise FileNotFoundError(f"ROM file {gamerom} was not found!")
             if ram_file is None and os.path.isfile(self.gamerom + ".ram"):
-                with open(self.gamerom + ".ram", "rb") as f:
-                    ram_file = io.BytesIO(f.read())
+                ram_file = io.BytesIO(read_user_file(self.gamerom + ".ram", "battery save"))
             if rtc_file is None and os.path.isfile(self.gamerom + ".rtc"):
-                with open(self.gamerom + ".rtc", "rb") as f:
-                    rtc_file = io.BytesIO(f.read())
+                rtc_file = io.BytesIO(read_user_file(self.gamerom + ".rtc", "clock save"))
         elif hasattr(gamerom, "read"):
             rom = gamerom.read()
         else:
@@ -234,8 +232,7 @@ class PyBoy:
             raise PyBoyException("Cartridge header checksum mismatch!")
         cart_cgb = bool(rom[0x143] >> 7)
         if bootrom is not None:
-            with open(bootrom, "rb") as f:
-                boot = f.read()
+            boot = read_user_file(bootrom, "boot ROM")
         else:
             boot = None  # PyBoy's own boot ROM for the mode chosen below
         boot_is_cgb = boot is not None and len(boot) > 0x100

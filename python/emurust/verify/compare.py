@@ -18,6 +18,8 @@ from typing import Optional
 
 import numpy as np
 
+from emurust._core import read_user_file
+
 PYBOY_VERSION = "2.8.1"
 
 #: Observable memory regions compared at every frame: name -> (start, end exclusive).
@@ -98,6 +100,20 @@ def pyboy_hardware_is_cgb(rom_path: str, cgb: Optional[bool] = None) -> bool:
     return bool(flag and flag[0] & 0x80)
 
 
+def battery_saves_beside(rom_path: str) -> list[str]:
+    """The battery saves PyBoy would load by itself for this ROM (``<rom>.ram``, ``<rom>.rtc``)."""
+    return [p for p in (rom_path + ".ram", rom_path + ".rtc") if os.path.isfile(p)]
+
+
+def battery_note(rom_path: str) -> Optional[str]:
+    """What the verifier says when a battery save sits beside the ROM: both sides start without it."""
+    found = battery_saves_beside(rom_path)
+    if not found:
+        return None
+    names = " and ".join(os.path.basename(p) for p in found)
+    return f"battery save {names} beside the ROM: not loaded on either side (both emulators start with the cartridge RAM and clock of power-on)"
+
+
 def make_pyboy(
     rom_path: str,
     cgb: Optional[bool] = None,
@@ -114,8 +130,11 @@ def make_pyboy(
     import logging
 
     logging.getLogger("pyboy").setLevel(logging.ERROR)
+    # The ROM as a stream, not a path: given a path, PyBoy also loads <rom>.ram and <rom>.rtc
+    # by itself, and the emurust side starts without them. Both start without a battery save
+    # (see battery_saves_beside; the commands say so when one is there).
     return _pyboy.PyBoy(
-        rom_path,
+        io.BytesIO(read_user_file(rom_path, "ROM")),
         window="null",
         cgb=cgb,
         sound_emulated=sound_emulated,

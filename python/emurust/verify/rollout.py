@@ -6,12 +6,15 @@ the same seeded random button schedule. The run stops at the first divergence.
 
 from __future__ import annotations
 
+from emurust._core import read_user_file
+
 import random
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from .compare import (
     Divergence,
+    battery_note,
     first_divergence,
     make_pyboy,
     pyboy_boot_rom_path,
@@ -200,8 +203,7 @@ def rollout(
         if isinstance(start_state, (bytes, bytearray)):
             state = bytes(start_state)
         else:
-            with open(start_state, "rb") as f:
-                state = f.read()
+            state = read_user_file(start_state, "start state")
         gb.load_pyboy_state(state)
         pb.load_state(io.BytesIO(pyboy_state_without_wall_clock(state, gb)))
         skip = ()
@@ -479,6 +481,10 @@ def _main(args) -> int:
     if args.states and not os.path.isdir(args.states):
         print(f"emurust: error: --states: no such folder: {args.states}", file=sys.stderr)
         return 2
+    for rom in roms:
+        note = battery_note(rom)
+        if note:
+            print(f"note: {os.path.basename(rom)}: {note}")
     jobs: list[tuple[str, Optional[str]]] = []
     rows: list[RunRow] = []
     for rom in roms:

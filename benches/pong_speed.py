@@ -1,0 +1,160 @@
+"""Pong speed: emurust's Pong against PufferLib's C reference (pong.h), in one run.
+
+1. one core: a batch of --games games stepped --steps times with actions from a cached table
+   (as the reference's own test_performance), emurust (`PongBatch.run_steps`, 1 thread, and one
+   Python call per step) against the C reference's loop (`oracle_run_steps`: the same step()
+   over the same games, built with -O3);
+2. scaling: the same batch (4,096 games) on 1..16 threads, two ways: `run_steps` (each thread
+   runs its block of games through all the steps: games are independent, so no per-step
+   synchronisation; the engine's throughput) and one Python call per step (`step`, outputs
+   into NumPy arrays, all threads joined every step: the RL loop's path);
+3. SB3 PPO end to end (MlpPolicy, same hyperparameters): emurust's PongVecEnv against the
+   reference wrapped as a Python gymnasium.Env around one game in SB3's SubprocVecEnv (the
+   paper's slow baseline), --ppo-envs environments, --ppo-steps steps each.
+
+The reference is read from EMURUST_REFERENCES/puffer-pong (needs gcc). Usage:
+
+    python benches/pong_speed.py [--parts core,scaling,ppo] [--threads 1,2,4,8,16] [--out pong.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+
+import numpy as np
+
+
+def _time(fn, repeat: int) -> float:
+    """Median seconds of `repeat` calls (after one warm-up)."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def one_core(games: int, steps: int, repeat: int) -> dict:
+    from emurust import _core
+    from emurust.verify.pong_oracle import BENCH_CFLAGS, OracleBatch
+
+    acts = np.random.default_rng(0).integers(0, 3, (1024, games)).astype(np.int32)
+    ours = _core.PongBatch(games, num_threads=1)
+    ours.seed(list(range(games)))
+    ours.reset(np.zeros((games, 8), np.float32))
+    ref = OracleBatch(list(range(games)), cflags=BENCH_CFLAGS)
+    ref.reset()
+    t_ours = _time(lambda: ours.run_steps(acts, steps), repeat)
+    t_ref = _time(lambda: ref.run_steps(acts, steps), repeat)
+    t_call = _time(lambda: _python_loop(ours, acts.astype(np.int64), steps), repeat)
+    n = games * steps
+    res = {"games": games, "steps": steps, "emurust_sps": n / t_ours, "reference_c_sps": n / t_ref,
+           "emurust_python_call_per_step_sps": n / t_call, "ratio": t_ref / t_ours}
+    print(f"one core, {games} games x {steps} steps: emurust {res['emurust_sps'] / 1e6:.1f} M steps/s "
+          f"(one Python call per step: {res['emurust_python_call_per_step_sps'] / 1e6:.1f} M), "
+          f"C reference {res['reference_c_sps'] / 1e6:.1f} M steps/s: emurust / C = {res['ratio']:.2f}")
+    return res
+
+
+def _python_loop(batch, acts: np.ndarray, steps: int) -> None:
+    n = batch.num_envs
+    obs, fin = np.zeros((n, 8), np.float32), np.zeros((n, 8), np.float32)
+    rew, term, trunc = np.zeros(n, np.float32), np.zeros(n, bool), np.zeros(n, bool)
+    for t in range(steps):
+        batch.step(acts[t % len(acts)], obs, rew, term, trunc, fin)
+
+
+def scaling(games: int, steps: int, threads: list[int], repeat: int) -> dict:
+    from emurust import _core
+
+    acts = np.random.default_rng(1).integers(0, 3, (256, games)).astype(np.int32)
+    rows = []
+    for t in threads:
+        b = _core.PongBatch(games, num_threads=t)
+        b.seed(list(range(games)))
+        b.reset(np.zeros((games, 8), np.float32))
+        t_run = _time(lambda: b.run_steps(acts, steps), repeat)
+        t_call = _time(lambda: _python_loop(b, acts.astype(np.int64), steps), repeat)
+        rows.append({"threads": t, "sps": games * steps / t_run, "python_call_per_step_sps": games * steps / t_call})
+    base = rows[0]["sps"]
+    for r in rows:
+        r["speedup"] = r["sps"] / base
+        print(f"{games} games, {r['threads']:>2} threads: {r['sps'] / 1e6:7.1f} M steps/s (x{r['speedup']:.1f}); "
+              f"one Python call per step: {r['python_call_per_step_sps'] / 1e6:.1f} M steps/s")
+    return {"games": games, "steps": steps, "rows": rows}
+
+
+def _ppo(venv, steps: int, device: str) -> float:
+    import torch
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.logger import Logger
+
+    torch.manual_seed(0)
+    model = PPO("MlpPolicy", venv, n_steps=128, batch_size=512, n_epochs=4, learning_rate=1e-3, gamma=0.95,
+                gae_lambda=0.9, ent_coef=0.01, seed=0, verbose=0, device=device)
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    model.learn(total_timesteps=venv.num_envs * 128)  # warm-up: one rollout and update
+    t = time.perf_counter()
+    model.learn(total_timesteps=steps, reset_num_timesteps=True)
+    return steps / (time.perf_counter() - t)
+
+
+def _reference_env(seed: int):
+    from emurust.verify.pong_oracle import reference_env_class
+
+    return reference_env_class()(seed=seed)
+
+
+def ppo(envs: int, steps: int, device: str) -> dict:
+    from functools import partial
+
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    from emurust.sb3 import PongVecEnv
+
+    ours = PongVecEnv(envs)
+    sps_ours = _ppo(ours, steps, device)
+    ours.close()
+    ref = SubprocVecEnv([partial(_reference_env, 1 + i) for i in range(envs)])
+    sps_ref = _ppo(ref, steps, device)
+    ref.close()
+    res = {"envs": envs, "steps": steps, "device": device, "emurust_sps": sps_ours, "reference_subproc_sps": sps_ref,
+           "ratio": sps_ours / sps_ref}
+    print(f"SB3 PPO, {envs} envs, {steps} steps ({device}): emurust PongVecEnv {sps_ours:,.0f} steps/s, "
+          f"reference gymnasium.Env in SubprocVecEnv {sps_ref:,.0f} steps/s: x{res['ratio']:.1f}")
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--parts", default="core,scaling,ppo")
+    ap.add_argument("--games", type=int, default=4096)
+    ap.add_argument("--steps", type=int, default=2000, help="steps of the batch per timing")
+    ap.add_argument("--threads", default="1,2,4,8,16")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--ppo-envs", type=int, default=16)
+    ap.add_argument("--ppo-steps", type=int, default=32_768)
+    ap.add_argument("--device", default="cpu", help="torch device of the PPO part")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    parts = args.parts.split(",")
+    out: dict = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "processor": platform.processor()}}
+    if "core" in parts:
+        out["one_core"] = one_core(args.games, args.steps, args.repeat)
+    if "scaling" in parts:
+        out["scaling"] = scaling(args.games, args.steps, [int(t) for t in args.threads.split(",")], args.repeat)
+    if "ppo" in parts:
+        out["ppo"] = ppo(args.ppo_envs, args.ppo_steps, args.device)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
