@@ -13,6 +13,12 @@ if ! command -v sdcc >/dev/null 2>&1 || ! command -v makebin >/dev/null 2>&1; th
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq sdcc >/dev/null; else sudo apt-get update -qq && sudo apt-get install -y -qq sdcc >/dev/null; fi
 fi
 
+# tests/test_pyboy_window.py: PyBoy's and emurust's SDL2 windows under a virtual display.
+if ! command -v Xvfb >/dev/null 2>&1 || ! command -v xdotool >/dev/null 2>&1 || ! command -v xwininfo >/dev/null 2>&1 || ! command -v import >/dev/null 2>&1; then
+  echo "== installing xvfb, xdotool, x11-utils, imagemagick (Debian packages) for the window tests"
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq xvfb xdotool x11-utils imagemagick >/dev/null; else sudo apt-get update -qq && sudo apt-get install -y -qq xvfb xdotool x11-utils imagemagick >/dev/null; fi
+fi
+
 if [ -z "${EMURUST_TEST_ROMS:-}" ] && [ -d ../shared/data/roms-dev ]; then
   EMURUST_TEST_ROMS="$(cd ../shared/data/roms-dev && pwd)"
   export EMURUST_TEST_ROMS

@@ -337,6 +337,10 @@ impl Cartridge {
         self.rtc.as_ref()
     }
 
+    pub fn rtc_mut(&mut self) -> Option<&mut Rtc> {
+        self.rtc.as_mut()
+    }
+
     /// Size of [`Cartridge::battery_ram`]'s result, `None` without a battery.
     pub fn battery_ram_len(&self) -> Option<usize> {
         if !self.header.has_battery {

@@ -203,6 +203,35 @@ impl PyGameBoy {
         Self::impl_read_banked(&this, bank, addr)
     }
 
+    /// Write VRAM byte `i` (0-0x1FFF) of `bank` (0, or 1 on Game Boy Color hardware) directly,
+    /// whatever bank the CPU sees: PyBoy's `memory[bank, 0x8000 + i] = value`.
+    fn set_vram_bank_byte(slf: &Bound<'_, Self>, bank: i64, i: usize, value: u8) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        Self::impl_set_vram_bank_byte(&mut this, bank, i, value)
+    }
+
+    /// Write work RAM byte `i` (0-0xFFF) of `bank` (0, or 1-7 on Game Boy Color hardware)
+    /// directly, whatever bank the CPU sees: PyBoy's `memory[bank, 0xD000 + i] = value`.
+    fn set_wram_bank_byte(slf: &Bound<'_, Self>, bank: i64, i: usize, value: u8) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        if i >= 0x1000 {
+            return Err(PyValueError::new_err(
+                "work RAM index (0-0xFFF within a bank)",
+            ));
+        }
+        match bank {
+            0 => this.gb.bus.wram[i] = value,
+            1..=7 if this.gb.is_cgb() => this.gb.bus.set_wram_banked(bank as usize, i, value),
+            1 => this.gb.bus.wram[0x1000 + i] = value,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "work RAM bank {bank} does not exist on this hardware"
+                )))
+            }
+        }
+        Ok(())
+    }
+
     /// Game Boy Color: VRAM bank 1 (8 KiB), whatever bank the CPU sees.
     fn vram_bank1<'py>(slf: &Bound<'_, Self>, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
@@ -568,6 +597,21 @@ impl PyGameBoy {
     ) -> PyResult<()> {
         let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
         Self::impl_set_cart_ram_byte(&mut this, bank, offset, value)
+    }
+
+    /// Lock the MBC3 clock (PyBoy's `rtc_lock_experimental`): it stands still, writes to its
+    /// registers are ignored and a latch reads zeros. Raises without a clock on the cartridge.
+    fn set_rtc_lock(slf: &Bound<'_, Self>, locked: bool) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        match this.gb.bus.cart.rtc_mut() {
+            Some(rtc) => {
+                rtc.set_locked(locked);
+                Ok(())
+            }
+            None => Err(PyValueError::new_err(
+                "this cartridge has no real-time clock",
+            )),
+        }
     }
 
     /// Static cartridge facts: rom_banks, ram_banks, battery, rtc, cgb_flag (byte 0x143).
@@ -1189,6 +1233,26 @@ impl PyGameBoy {
             .bus
             .lcd
             .vram
+            .get_mut(i)
+            .ok_or_else(|| PyValueError::new_err("VRAM index"))?;
+        *v = value;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn impl_set_vram_bank_byte(&mut self, bank: i64, i: usize, value: u8) -> PyResult<()> {
+        let cgb = self.gb.is_cgb();
+        let lcd = &mut self.gb.bus.lcd;
+        let vram = match bank {
+            0 => &mut lcd.vram[..],
+            1 if cgb => &mut lcd.cgb.vram1[..],
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "VRAM bank {bank} does not exist on this hardware"
+                )))
+            }
+        };
+        let v = vram
             .get_mut(i)
             .ok_or_else(|| PyValueError::new_err("VRAM index"))?;
         *v = value;

@@ -150,7 +150,13 @@ class PyBoyMemoryView:
             if not bank <= 1:
                 raise PyBoyOutOfBoundsException("VRAM Bank out of range")
             gb = self._gb
-            return gb.vram_byte, lambda x, v: gb.set_vram_byte(x, _u8(v)), start, stop
+            # The bank asked for, whichever bank VBK shows the CPU.
+            return (
+                lambda x: gb.read_banked(bank, 0x8000 + x),
+                lambda x, v: gb.set_vram_bank_byte(bank, x, _u8(v)),
+                start,
+                stop,
+            )
         if start < 0xC000:
             start -= 0xA000
             stop -= 0xA000
@@ -185,13 +191,7 @@ class PyBoyMemoryView:
                 return banks[0][bank * 0x1000 + x]
 
             def write(x, v):
-                select = gb.read_cpu(0xFF70) & 7
-                if max(select, 1) == bank:
-                    gb.set_wram_byte(0x1000 + x, _u8(v))
-                else:  # show the bank for the write, then the game's bank again
-                    gb.write(0xFF70, bank)
-                    gb.set_wram_byte(0x1000 + x, _u8(v))
-                    gb.write(0xFF70, select)
+                gb.set_wram_bank_byte(bank, x, _u8(v))
 
             return read, write, start, stop
         raise PyBoyInvalidInputException("Invalid memory address for bank")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import heapq
 import io
-import logging
 import os
+import random
 import sys
 import time
 import traceback
@@ -23,7 +23,7 @@ import numpy as np
 from .. import _core
 from .._core import read_user_file
 from ..rom_header import cartridge_title, header_checksum
-from . import _bridge
+from . import _bridge, log
 from .constants import COLS, ROWS, TILES, TILES_CGB
 from .gameshark import GameShark
 from .memory import PyBoyMemoryView, PyBoyRegisterFile, _u8
@@ -37,14 +37,17 @@ from .tilemap import TileMap
 from .utils import (
     STATE_VERSION,
     OPCODE_BRK,
+    PyBoyAssertException,
     PyBoyException,
     PyBoyInvalidInputException,
     PyBoyInvalidOperationException,
     PyBoyOutOfBoundsException,
     WindowEvent,
+    cython_compiled,
 )
 
-logger = logging.getLogger("emurust.pyboy")
+logger = log.get_logger("pyboy.pyboy")
+URL_MIGRATING = "https://github.com/Baekalfen/PyBoy/wiki/Migrating-from-v1.x.x-to-v2.0.0"
 
 SPF = 1 / 60.0
 
@@ -73,15 +76,6 @@ defaults = {
 _PLUGIN_KEYWORDS = ("sgb_border", "d", "debug", "autopause", "record_input", "rewind", "printer", "printer_output", "breakpoints")
 
 _WINDOWS = ("SDL2", "OpenGL", "GLFW", "null", "headless", "dummy")
-
-_LOG_LEVELS = {
-    "DEBUG": logging.DEBUG,
-    "INFO": logging.INFO,
-    "WARNING": logging.WARNING,
-    "ERROR": logging.ERROR,
-    "CRITICAL": logging.CRITICAL,
-    "DISABLE": logging.CRITICAL,
-}
 
 # Joypad bit (emurust's order: right, left, up, down, a, b, select, start) per event.
 _PRESS = {
@@ -133,12 +127,7 @@ _GREY_RGBA = _palette_rgba(DMG_PALETTES["Grey"])
 
 
 def _set_log_level(level):
-    if isinstance(level, str) and level in _LOG_LEVELS:
-        logger.setLevel(_LOG_LEVELS[level])
-    elif isinstance(level, int):
-        pass
-    else:
-        raise ValueError(f"Invalid log level: {level}")
+    log.set_level(level)
 
 
 class PyBoy:
@@ -177,27 +166,28 @@ class PyBoy:
         self.stopped = False
         self.no_input = no_input
         _set_log_level(log_level)
+        logger.debug(f"Cython compilation status: {cython_compiled}")
 
         if "bootrom_file" in kwargs:
-            logger.error("Deprecated use of 'bootrom_file'. Use 'bootrom' keyword argument instead.")
+            logger.error(f"Deprecated use of 'bootrom_file'. Use 'bootrom' keyword argument instead. {URL_MIGRATING}")
             bootrom = kwargs.pop("bootrom_file")
         if "window_type" in kwargs:
-            logger.error("Deprecated use of 'window_type'. Use 'window' keyword argument instead.")
+            logger.error(f"Deprecated use of 'window_type'. Use 'window' keyword argument instead. {URL_MIGRATING}")
             window = kwargs.pop("window_type")
         if window not in _WINDOWS:
             raise KeyError(f'Unknown window type: {window}. Use "SDL2", "OpenGL", "GLFW", or "null"')
-        if window not in ("null", "headless", "dummy"):
+        if window in ("OpenGL", "GLFW"):
             raise NotImplementedError(
-                f'emurust.PyBoy has no window: window="{window}" cannot be shown. Pass window="null" '
-                "(headless; read the picture from pyboy.screen)"
+                f'emurust.PyBoy: window="{window}" is not available; window="SDL2" (PyBoy\'s default) and "null" are'
             )
-        if window != "null":
-            logger.error('Deprecated use of "headless" or "dummy" window. Change to "null" window instead.')
+        if window in ("headless", "dummy"):
+            log.get_logger("pyboy.plugins.window_null").error(
+                f'Deprecated use of "headless" or "dummy" window. Change to "null" window instead. {URL_MIGRATING}'
+            )
         kwargs["window"] = window
         kwargs["scale"] = scale
         kwargs["sgb_border"] = sgb_border
-        if kwargs.pop("randomize", False):
-            raise NotImplementedError("emurust.PyBoy: randomize=True (random power-on RAM) is not supported")
+        randomize = kwargs.pop("randomize", False)  # undocumented in PyBoy too
         for k, v in defaults.items():
             kwargs.setdefault(k, v)
 
@@ -297,6 +287,7 @@ class PyBoy:
         self._palette_rgba = _palette_rgba(color_palette)
         self._custom_palette = not np.array_equal(self._palette_rgba, _GREY_RGBA)
         self._screen_array = np.zeros((ROWS, COLS, 4), dtype=np.uint8) if self._custom_palette else self._gb.screen
+        self._last_shades = np.array(self._gb.screen_shade, copy=True)
         self._palette_cycle = cycle(DMG_PALETTES.items())
 
         # ---- kwargs PyBoy's plugins would take ----
@@ -304,12 +295,13 @@ class PyBoy:
             if k in defaults:
                 continue
             if k in _PLUGIN_KEYWORDS:
-                if v and k != "sgb_border":
+                if v and k not in ("sgb_border", "breakpoints", "debug", "d"):
                     raise NotImplementedError(f"emurust.PyBoy: the {k!r} plugin is not available (headless core only)")
                 continue
             logger.critical("Unknown keyword argument: %s", k)
             raise KeyError(f"Unknown keyword argument: {k}")
 
+        self._rtc_locked = False
         self._frame_count = 0
         self.set_emulation_speed(1)
         self._paused = False
@@ -339,9 +331,31 @@ class PyBoy:
         from .plugins import select_game_wrapper
 
         self._game_wrapper = select_game_wrapper(self)
-        self.window_null_speed = 0
-        self.set_emulation_speed(0)  # the null window starts unlimited, as PyBoy's
+        from .plugins.screen_recorder import ScreenRecorder
 
+        self._screen_recorder = ScreenRecorder(self)
+        self.window_null_speed = 0
+        self._window = None
+        if window == "SDL2":
+            from .plugins.window_sdl2 import WindowSDL2
+
+            self._window = WindowSDL2(self, scale)  # real time (speed 1), as PyBoy's SDL2 window
+        else:
+            self.set_emulation_speed(0)  # the null window starts unlimited, as PyBoy's
+
+        if randomize:
+            self._randomize_ram()
+        self._debug = None
+        if kwargs.get("debug") or kwargs.get("d"):
+            from .plugins.debug_window import DebugWindows
+
+            self._debug = DebugWindows(self)
+        self._step_latch = False  # the debug prompt asked for one instruction
+        self._debug_prompt = None
+        if kwargs.get("breakpoints"):
+            from .plugins.debug_prompt import DebugPrompt
+
+            self._debug_prompt = DebugPrompt(self, kwargs["breakpoints"])
         self.gameshark = GameShark(self.memory)
         if gameshark:
             for code in gameshark.split(","):
@@ -466,6 +480,12 @@ class PyBoy:
             self._gb.buttons = self._gb.buttons & ~bit & 0xFF
 
     def _handle_events(self, events):
+        if not self.no_input:  # PyBoy's plugins see the events first: the window's keys, the recorder
+            if self._window is not None:
+                events = self._window.handle_events(events)
+            if self._debug is not None:
+                events = self._debug.handle_events(events)
+            events = self._screen_recorder.handle_events(events)
         for event in events:
             if event == WindowEvent.QUIT:
                 self.quitting = True
@@ -513,11 +533,17 @@ class PyBoy:
         self._paused = True
         self.save_target_emulationspeed = self.target_emulationspeed
         self.target_emulationspeed = 1
+        if self._window is not None:
+            self._window.paused(True)
+            self._window.set_title(self._title_text())
 
     def _unpause(self):
         if not self._paused:
             return
         self._paused = False
+        if self._window is not None:
+            self._window.paused(False)
+            self._window.set_title(self._title_text())
         self.target_emulationspeed = self.save_target_emulationspeed
 
     def _cycle_palette(self):
@@ -530,13 +556,13 @@ class PyBoy:
         logger.info("Palette: %s", name)
 
     def _frames_batchable(self):
-        return not (self._breakpoints or self._breakpoint_waiting or self._singlestep or self.gameshark.enabled or self._boot_frames_left)
+        return self._window is None and self._debug is None and not (self._breakpoints or self._breakpoint_waiting or self._singlestep or self.gameshark.enabled or self._boot_frames_left)
 
     @property
     def _plain(self):
         """True when frames need no Python work in between (no hooks, cheats, pause, boot
         frames to count, and the emulator is running)."""
-        return not (
+        return self._window is None and self._debug is None and not (
             self.stopped
             or self._paused
             or self._breakpoints
@@ -572,7 +598,7 @@ class PyBoy:
         ):
             self._gb.tick(count, render, sound)
             self._frame_count += count
-            self._post_tick()
+            self._post_tick(render)
             return not self.quitting
         if self.stopped:
             raise PyBoyInvalidOperationException("Emulator is stopped")
@@ -614,19 +640,42 @@ class PyBoy:
                 count -= 1
             self._post_handle_events()
             running = not self.quitting
-        self._post_tick()
+        self._post_tick(render)
         return running
 
-    def _post_tick(self):
+    def _post_tick(self, rendered):
+        # The core's shades change only in drawn frames; so does PyBoy's picture (a palette
+        # change shows from the next drawn frame).
         if self._custom_palette:
-            np.take(self._palette_rgba, self._gb.screen_shade, axis=0, out=self._screen_array)
+            shades = self._gb.screen_shade
+            # Undrawn frames keep PyBoy's picture, except where the LCD blanked it (LCD off:
+            # filled with the current palette's colour 0, drawn or not).
+            if rendered or not self._gb.read(0xFF40) & 0x80 or not np.array_equal(shades, self._last_shades):
+                np.take(self._palette_rgba, shades, axis=0, out=self._screen_array)
+                self._last_shades = np.array(shades, copy=True)
+        if self._window is not None:
+            if self._frame_count % 60 == 0:
+                self._window.set_title(self._title_text())
+            self._window.post_tick()
+        if self._debug is not None:
+            self._debug.post_tick()
+        if self._screen_recorder._recording is not None:  # a check, not a call, per tick
+            self._screen_recorder.post_tick()
         if self._game_wrapper is not None:
             try:
                 self._game_wrapper.post_tick()
             except Exception as e:  # PyBoy's post-tick hooks cannot raise (noexcept)
                 logger.error("game wrapper post_tick failed: %r", e)
         if self.target_emulationspeed:
-            self._frame_limiter(self.target_emulationspeed)
+            if self._window is not None:
+                self._window.frame_limiter(self.target_emulationspeed)
+            else:
+                self._frame_limiter(self.target_emulationspeed)
+
+    def _title_text(self):
+        """The window's title as PyBoy writes it (every 60 frames)."""
+        self._window_title = "PyBoy" + (" [PAUSED]" if self._paused else "")
+        return self._window_title
 
     def _frame_limiter(self, speed):
         """PyBoy's null-window frame limiter: sleep to ``speed`` times real time (0: none)."""
@@ -728,7 +777,13 @@ class PyBoy:
             if opcode is not None:
                 self._breakpoint_waiting = (bank, pc, opcode)
                 self._breakpoint_remove(bank, pc)
-                self._handle_hooks()
+                if not self._handle_hooks() and self._debug_prompt is not None:
+                    self._debug_prompt.prompt()  # a breakpoint without a hook: PyBoy's prompt
+            elif self._step_latch and self._debug_prompt is not None:
+                self._step_latch = False
+                self._debug_prompt.prompt()  # one instruction later, as asked ("n")
+                if not self._step_latch:
+                    self._singlestep = False
             elif fresh_stop:
                 raise PyBoyException(
                     f"opcode 0xDB executed at {pc:#06x} where no hook is registered (PyBoy 2.8.1 hangs here)"
@@ -801,6 +856,11 @@ class PyBoy:
         a crash never leaves a half-written file."""
         if not getattr(self, "initialized", False) or self.stopped:
             return
+        self._screen_recorder.stop()
+        if self._debug is not None:
+            self._debug.stop()
+        if self._window is not None:
+            self._window.stop()
         if save and self._battery:
             ram = self._gb.battery_save()[: self._ram_banks * 0x2000]
             if ram_file is None:
@@ -876,7 +936,9 @@ class PyBoy:
             # An older format version (PyBoy 2.8.1 loads them all): its length depends on the
             # version; the loader checks it. PyBoy warns as it loads one.
             data += file_like_object.read()
-            logger.warning("Loading state from an older version of PyBoy. This might cause compatibility issues.")
+            log.get_logger("pyboy.core.mb").warning(
+                "Loading state from an older version of PyBoy. This might cause compatibility issues."
+            )
             if self._custom_palette:
                 raise NotImplementedError(
                     "load_state: a PyBoy state of format version %d (older than %d) with a custom color_palette"
@@ -891,9 +953,15 @@ class PyBoy:
         try:
             self._gb.load_pyboy_state(data)
         except _core.StateError as e:
+            # PyBoy reads a state byte by byte and raises PyBoyAssertException ("No data") where
+            # it ends too early; its other refusals (a newer version) are PyBoyException.
+            if "truncated" in str(e) or "empty PyBoy state" in str(e):
+                raise PyBoyAssertException(f"No data: {e}") from e
             raise PyBoyException(str(e)) from e
         if screen is not None:
             self._screen_array[...] = screen
+        if self._rtc_locked:  # a setting of the running emulator, as PyBoy's timelock
+            self._gb.set_rtc_lock(True)
         return 0
 
     def _screen_from_state(self, data):
@@ -942,10 +1010,32 @@ class PyBoy:
             raise PyBoyInvalidOperationException("Palette change is only available in DMG mode")
         rgba = _palette_rgba(palette)
         if not self._custom_palette and not np.array_equal(rgba, _GREY_RGBA):
-            raise NotImplementedError(
-                "emurust.PyBoy: changing from the default palette after creation; pass color_palette= to the constructor"
-            )
+            self._own_screen_array()
         self._palette_rgba = rgba
+
+    def _randomize_ram(self):
+        """PyBoy's ``randomize=True``: random power-on contents (Python's ``random``) of VRAM
+        bank 0, OAM, work RAM (all 8 banks on a Game Boy Color), FEA0-FEFF and HRAM; the boot
+        ROM then runs over them as on a console."""
+        gb = self._gb
+        rand = random.getrandbits
+        for i in range(0x2000):
+            gb.set_vram_bank_byte(0, i, rand(8))
+        for addr in (*range(0xFE00, 0xFF00), *range(0xFF80, 0xFFFF)):
+            gb.write(addr, rand(8))
+        for bank in range(8 if self._cgb else 2):
+            for i in range(0x1000):
+                gb.set_wram_bank_byte(bank, i, rand(8))
+
+    def _own_screen_array(self):
+        """From the default palette to another: the screen becomes an array of this object's,
+        coloured from the core's shades after each tick, holding the picture drawn so far (the
+        new colours show from the next drawn frame, as in PyBoy). ``screen.ndarray``,
+        ``raw_buffer`` and ``image`` then refer to it."""
+        self._screen_array = np.array(self._gb.screen, dtype=np.uint8, copy=True)
+        self._last_shades = np.array(self._gb.screen_shade, copy=True)
+        self._custom_palette = True
+        self.screen._attach(self._screen_array)
 
     def _serial(self):
         out = self._gb.serial_output().decode("latin-1")
@@ -1010,7 +1100,8 @@ class PyBoy:
     def rtc_lock_experimental(self, enable):
         if not self._rtc:
             raise PyBoyException("There's no RTC for this cartridge type")
-        raise NotImplementedError("emurust.PyBoy: rtc_lock_experimental (emurust's clock runs on emulated time)")
+        self._rtc_locked = bool(enable)
+        self._gb.set_rtc_lock(self._rtc_locked)
 
     def _cycles(self):
         return self._gb.cycles

@@ -22,7 +22,10 @@ class Screen:
 
     def __init__(self, pyboy):
         self._pyboy = pyboy
-        self.ndarray = pyboy._screen_array
+        self._attach(pyboy._screen_array)
+
+    def _attach(self, array):
+        self.ndarray = array
         self.raw_buffer = memoryview(self.ndarray).cast("B").cast("I", shape=(ROWS, COLS))
         self.raw_buffer_dims = (ROWS, COLS)
         self.raw_buffer_format = "RGBA"

@@ -4,12 +4,12 @@ Used by :class:`emurust.PyBoy` (``symbol_lookup``) and by the 2048 task (its var
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from typing import Iterator, Optional
+from .log import get_logger
 
-logger = logging.getLogger("emurust.pyboy")
+logger = get_logger("pyboy.pyboy")
 
 _MAP_SYMBOL_RE = re.compile(r"^\s*([0-9A-Fa-f]{8})\s+(\S+)\s+\S*\s*$")
 

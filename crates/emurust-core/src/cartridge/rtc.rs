@@ -59,6 +59,9 @@ pub struct Rtc {
     latch_armed: bool,
     /// Latched seconds, minutes, hours, day low, day bit 8.
     latched: [u8; 5],
+    /// PyBoy's `rtc_lock_experimental`: the clock stands still, register writes are ignored
+    /// and a latch reads all zeros. A setting of the running emulator, not saved in states.
+    locked: bool,
 }
 
 impl Rtc {
@@ -76,7 +79,7 @@ impl Rtc {
             return;
         };
         self.last_now = now;
-        if self.halt {
+        if self.halt || self.locked {
             return;
         }
         self.sub_second += elapsed;
@@ -181,7 +184,9 @@ impl Rtc {
         match value {
             0x00 => self.latch_armed = false,
             0x01 => {
-                if !self.latch_armed {
+                if !self.latch_armed && self.locked {
+                    self.latched = [0; 5];
+                } else if !self.latch_armed {
                     self.latched = [
                         self.seconds & 0x3F,
                         self.minutes & 0x3F,
@@ -194,6 +199,11 @@ impl Rtc {
             }
             _ => {}
         }
+    }
+
+    /// Lock or unlock the clock (PyBoy's `rtc_lock_experimental`).
+    pub fn set_locked(&mut self, locked: bool) {
+        self.locked = locked;
     }
 
     /// Read RTC register 0x08-0x0C (other numbers read 0).
@@ -210,6 +220,9 @@ impl Rtc {
 
     /// Write RTC register 0x08-0x0C (live counters).
     pub fn write_register(&mut self, reg: u16, value: u8) {
+        if self.locked {
+            return;
+        }
         match reg {
             0x08 => {
                 self.seconds = value & 0x3F;

@@ -101,6 +101,17 @@ impl SystemBus {
         out
     }
 
+    /// Write byte `offset` (0-0xFFF) of CGB work RAM bank `bank` (0-7, bank 0 is C000's),
+    /// whichever bank SVBK shows the CPU (also in DMG compatibility mode, where SVBK is fixed).
+    pub fn set_wram_banked(&mut self, bank: usize, offset: usize, value: u8) {
+        let offset = offset & 0xFFF;
+        match bank & 7 {
+            0 => self.wram[offset] = value,
+            b if b == self.cgbx.wram_bank as usize => self.wram[0x1000 + offset] = value,
+            b => self.cgbx.wram_store[b * 0x1000 + offset] = value,
+        }
+    }
+
     /// Replace all 32 KiB of CGB work RAM (bank order) and the SVBK value.
     pub fn set_wram_all(&mut self, data: &[u8], select: u8) {
         self.cgbx.wram_store.copy_from_slice(&data[..0x8000]);

@@ -7,15 +7,15 @@ RAM and ROM locations follow the game's disassembly, as PyBoy 2.8.1's wrapper do
 
 from __future__ import annotations
 
-import logging
 
 import numpy as np
 
 from ..constants import TILES_CGB
 from ..utils import PyBoyException, PyBoyInvalidInputException, bcd_to_dec
 from .base import PyBoyGameWrapper
+from ..log import get_logger
 
-logger = logging.getLogger("emurust.pyboy")
+logger = get_logger("pyboy.plugins.game_wrapper_super_mario_bros_deluxe")
 
 ADDR_LEVEL_SET = 0xC160  # 0 the original game, 1 "For Super Players"
 ADDR_SUBLEVEL = 0xC162

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import logging
 
 import numpy as np
 
 from ..constants import TILES
 from ..utils import PyBoyException, PyBoyInvalidInputException, _bcd_to_dec, bcd_to_dec, dec_to_bcd
 from .base import PyBoyGameWrapper
+from ..log import get_logger
 
-logger = logging.getLogger("emurust.pyboy")
+logger = get_logger("pyboy.plugins.game_wrapper_super_mario_land")
 
 ADDR_TIME_LEFT = 0xDA01
 ADDR_LIVES_LEFT = 0xDA15

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..constants import TILES
 from .base import PyBoyGameWrapper
+from ..log import get_logger
 
 _TETROMINOES = {"L": 0, "J": 4, "I": 8, "O": 12, "Z": 16, "S": 20, "T": 24}
 _TETROMINO_NAMES = {v: k for k, v in _TETROMINOES.items()}
@@ -83,9 +84,8 @@ class GameWrapperTetris(PyBoyGameWrapper):
         """Patch the ROM's piece generator to always produce ``shape`` (not saved in states)."""
         if shape not in _TETROMINOES:
             # PyBoy's compiled wrapper reports and swallows this error.
-            import logging
-
-            logging.getLogger("emurust.pyboy").error("KeyError: 'Invalid Tetromino shape!'")
+            
+            get_logger("pyboy.plugins.game_wrapper_tetris").error("KeyError: 'Invalid Tetromino shape!'")
             return
         n = _TETROMINOES[shape]
         for i, byte in enumerate((0x3E, n, 0x00)):  # LD A,n ; NOP
