@@ -239,3 +239,14 @@ def test_a_closed_output_pipe_ends_quietly(tmp_path):
     p.stdout.close()  # long before the child has imported emurust and printed anything
     err = p.stderr.read()
     assert p.wait(timeout=60) == 1 and err == "", err
+
+
+@pytest.mark.parametrize("flag", ["--png", "--repair-prompt"])
+def test_rollout_checks_its_divergence_outputs_before_running(flag, tmp_path, capsys):
+    """--png and --repair-prompt are written only on a divergence: a folder that is not there is
+    refused before the rollout, not found out after it."""
+    from emurust.cli import main
+
+    rc = main(["verify", "rollout", str(ROOT / "games" / "dodge.gb"), "--frames", "5", flag, str(tmp_path / "no" / "x.out")])
+    err = capsys.readouterr().err
+    assert rc == 2 and "emurust: error:" in err and "does not exist" in err, err

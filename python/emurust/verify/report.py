@@ -180,7 +180,7 @@ def build_report(
 ) -> dict:
     import emurust
 
-    from .compare import PYBOY_VERSION
+    from .compare import PYBOY_VERSION, battery_note
 
     t0 = time.perf_counter()
     with open(rom, "rb") as f:
@@ -215,6 +215,8 @@ def build_report(
         "rom_bytes": len(data),
         "emurust_version": emurust.__version__,
         "reference": f"PyBoy {PYBOY_VERSION}",
+        # Both sides start without a battery save beside the ROM (see compare.battery_note).
+        "battery_save": battery_note(rom) or "none beside the ROM",
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "seconds": round(time.perf_counter() - t0, 1),
         "verdict": verdict,
@@ -251,6 +253,7 @@ def render_markdown(rep: dict) -> str:
         "",
         f"- ROM: `{rep['rom']}` ({rep['rom_bytes']:,} bytes, SHA-1 `{rep['rom_sha1']}`)",
         f"- emurust {rep['emurust_version']} vs {rep['reference']}; {rep['date']}; {rep['seconds']} s",
+        f"- Battery save: {rep.get('battery_save', 'none beside the ROM')}",
         "",
         f"**Verdict: {rep['verdict'].upper()}**"
         + (f" (failed: {', '.join(rep['failed'])})" if rep["failed"] else "")

@@ -499,6 +499,13 @@ def _main(args) -> int:
         else:
             jobs.append((rom, args.start_state))
     many = len(roms) > 1 or len(jobs) > 1
+    # Outputs written only on a divergence are checked before the runs, not after them.
+    from ..command_line import check_output_dir, check_output_file
+
+    if args.png:
+        (check_output_dir if many else check_output_file)(args.png, "--png")
+    if getattr(args, "repair_prompt", None):
+        check_output_file(args.repair_prompt, "--repair-prompt")
     if not many and not jobs:  # one ROM, not compared: say why plainly
         print(rows[0].note)
         return 2
