@@ -99,7 +99,7 @@ class SuperMarioLand(Definition):
         t = read(0xDA01, 2)
         # The fine scroll: SCX as screen line 16 was drawn (0 with the LCD off), as PyBoy's
         # wrapper reads it from screen.tilemap_position_list.
-        scx = self.gb.line_parameters()[16][0] if read(0xFF40, 1)[0] & 0x80 else 0
+        scx = _core.Host(self.gb).line_parameters()[16][0] if read(0xFF40, 1)[0] & 0x80 else 0
         progress = 16 * read(0xC0AB, 1)[0] + read(0xC202, 1)[0] + (scx - 7) % 16
         return lives, score, bcd(t[0]) + 100 * bcd(t[1]), progress
 

@@ -76,6 +76,11 @@ class GameBoy(_core.GameBoy):
     PyBoy's ``screen.ndarray``), ``screen_shades()`` (144x160, 0-3).
     PyBoy interop: ``save_pyboy_state() -> bytes`` (a PyBoy 2.8.1 ``.state``),
     ``load_pyboy_state(bytes_or_path)``, ``GameBoy.from_pyboy_state(rom, state)``.
+
+    What verification and the PyBoy-compatible API need beyond this (CPU reads with side
+    effects, breakpoints, direct VRAM/WRAM/cartridge RAM access, ROM patches, the last
+    instructions executed) is on a separate object, ``emurust._core.Host(gb)``, as PyBoy keeps
+    its internals apart from its API.
     """
 
     @classmethod

@@ -102,13 +102,20 @@ class GameBoy:
     def sound_samples(self) -> npt.NDArray[np.int8]:
         """Audio of the last sampled frame, (n, 2) int8 stereo, as PyBoy's ``sound.ndarray``.
         Raises :class:`EmurustError` without sound emulation (as PyBoy does)."""
+
+
+class Host:
+    """The hooks verification and the PyBoy-compatible API use on an emulator, kept off the
+    user's GameBoy: ``Host(gb)`` reaches the same machine as ``gb``."""
+    def __init__(self, gb: GameBoy) -> None: ...
+    @property
+    def gameboy(self) -> GameBoy: ...
     def pc_trace(self) -> list[int]:
         """Addresses of the last 32 instructions executed, oldest first."""
     def ld_b_b(self) -> Optional[dict[str, int]]:
         """LD B,B (0x40), the test-ROM breakpoint: None before the first; else "count" (so far),
         "pc" of the first and the registers ("a".."l", "sp") when it executed."""
 
-    # Host access used by emurust.PyBoy (PyBoy 2.8.1's API); see emurust/pyboy_api.
     def register(self, name: str) -> int: ...
     def read_cpu(self, addr: int) -> int:
         """A read as PyBoy's memory[addr] does it: a CPU read now, with its side effects."""

@@ -51,6 +51,7 @@ class PyBoyMemoryView:
     def __init__(self, pyboy):
         self._pyboy = pyboy
         self._gb = pyboy._gb
+        self._host = pyboy._host
 
     # ------------------------------------------------------------------ helpers
 
@@ -134,9 +135,10 @@ class PyBoyMemoryView:
                 # PyBoy reads past its bank array here; emurust refuses.
                 raise PyBoyOutOfBoundsException("ROM Bank out of range")
             gb = self._gb
+            host = self._host
             return (
                 lambda x: gb.read_rom_bank(bank, x),
-                lambda x, v: gb.override_rom(bank, x, _u8(v)),
+                lambda x, v: host.override_rom(bank, x, _u8(v)),
                 start,
                 stop,
             )
@@ -150,10 +152,11 @@ class PyBoyMemoryView:
             if not bank <= 1:
                 raise PyBoyOutOfBoundsException("VRAM Bank out of range")
             gb = self._gb
+            host = self._host
             # The bank asked for, whichever bank VBK shows the CPU.
             return (
                 lambda x: gb.read_banked(bank, 0x8000 + x),
-                lambda x, v: gb.set_vram_bank_byte(bank, x, _u8(v)),
+                lambda x, v: host.set_vram_bank_byte(bank, x, _u8(v)),
                 start,
                 stop,
             )
@@ -180,8 +183,9 @@ class PyBoyMemoryView:
             if not bank <= 7:
                 raise PyBoyOutOfBoundsException("WRAM Bank out of range")
             gb = self._gb
+            host = self._host
             if bank == 0:  # C000-CFFF, also for addresses D000-DFFF (as in PyBoy)
-                return (lambda x: gb.wram_byte(x), lambda x, v: gb.set_wram_byte(x, _u8(v)), start, stop)
+                return (lambda x: host.wram_byte(x), lambda x, v: host.set_wram_byte(x, _u8(v)), start, stop)
             # A CGB bank (1-7) at D000-DFFF, whichever bank SVBK shows the CPU.
             banks = []  # all 32 KiB, bank order, read once per access
 
@@ -191,7 +195,7 @@ class PyBoyMemoryView:
                 return banks[0][bank * 0x1000 + x]
 
             def write(x, v):
-                gb.set_wram_bank_byte(bank, x, _u8(v))
+                host.set_wram_bank_byte(bank, x, _u8(v))
 
             return read, write, start, stop
         raise PyBoyInvalidInputException("Invalid memory address for bank")
@@ -206,8 +210,8 @@ class PyBoyMemoryView:
                 return read(first)
             return [read(x) for x in range(first, end, step)]
         if is_single:
-            return self._gb.read_cpu(start & 0xFFFF)
-        return list(self._gb.read_cpu_range(start, stop, step))
+            return self._host.read_cpu(start & 0xFFFF)
+        return list(self._host.read_cpu_range(start, stop, step))
 
     def __setitem__(self, key, value):
         start, stop, step, bank, is_single, is_bank = self._parse(key)
@@ -239,11 +243,12 @@ class PyBoyRegisterFile:
 
     def __init__(self, pyboy):
         object.__setattr__(self, "_gb", pyboy._gb)
+        object.__setattr__(self, "_host", pyboy._host)
 
 
 def _register_property(name, mask):
     def getter(self):
-        return self._gb.register(name)
+        return self._host.register(name)
 
     def setter(self, value):
         self._gb.set_register(name, value & mask)

@@ -264,8 +264,11 @@ class PyBoy:
             )
         except _core.RomError as e:
             raise PyBoyException(str(e)) from e
+        # PyBoy's internals that its API reads (CPU reads with side effects, breakpoints, direct
+        # VRAM/WRAM access): the core's host hooks, kept off the user's GameBoy.
+        self._host = _core.Host(self._gb)
         self._rom = rom
-        info = self._gb.cartridge_info()
+        info = self._host.cartridge_info()
         self._rom_banks = info["rom_banks"]
         self._ram_banks = info["ram_banks"]
         self._battery = info["battery"]
@@ -406,24 +409,24 @@ class PyBoy:
 
     def _cart_ram_byte(self, bank, offset):
         if bank < self._ram_banks:
-            return self._gb.cart_ram_byte(bank, offset)
+            return self._host.cart_ram_byte(bank, offset)
         return self._phantom_ram.get((bank, offset), 0)
 
     def _set_cart_ram_byte(self, bank, offset, value):
         if bank < self._ram_banks:
-            self._gb.set_cart_ram_byte(bank, offset, value)
+            self._host.set_cart_ram_byte(bank, offset, value)
         else:
             self._phantom_ram[(bank, offset)] = value
 
     def _boot_byte(self, i):
-        v = self._gb.boot_rom_byte(i)
+        v = self._host.boot_rom_byte(i)
         if v is None:
             raise NotImplementedError("emurust.PyBoy: the boot ROM is not available (pyboy not installed and no bootrom=)")
         return v
 
     def _set_boot_byte(self, i, value):
         self._boot_byte(i)
-        self._gb.set_boot_rom_byte(i, _u8(value))
+        self._host.set_boot_rom_byte(i, _u8(value))
 
     def _load_ram_file(self, f):
         n = self._ram_banks * 0x2000
@@ -690,15 +693,15 @@ class PyBoy:
 
     def _bank_of_pc(self, pc):
         """The bank PyBoy files a breakpoint hit at ``pc`` under (None: never a hit)."""
-        gb = self._gb
-        if pc < 0x100 and gb.boot_rom_mapped:
+        host = self._host
+        if pc < 0x100 and host.boot_rom_mapped:
             return -1
         if pc < 0x4000:
             return 0
         if pc < 0x8000:
-            return gb.selected_banks()[0]
+            return host.selected_banks()[0]
         if 0xA000 <= pc < 0xC000:
-            return gb.selected_banks()[1]
+            return host.selected_banks()[1]
         if pc >= 0xC000:
             return 0
         return None
@@ -706,9 +709,10 @@ class PyBoy:
     def _patch(self, bank, addr, value):
         """Write ``value`` where a breakpoint at (bank, addr) lives; return the old byte."""
         gb = self._gb
+        host = self._host
         if addr < 0x100 and bank == -1:
             old = self._boot_byte(addr)
-            gb.set_boot_rom_byte(addr, value)
+            host.set_boot_rom_byte(addr, value)
         elif addr < 0x8000:
             if self._rom_banks < bank:
                 raise PyBoyOutOfBoundsException(
@@ -718,27 +722,27 @@ class PyBoy:
                 raise PyBoyOutOfBoundsException(f"ROM bank out of bounds. Asked for {bank}, max is {self._rom_banks}")
             offset = addr & 0x3FFF if addr >= 0x4000 else addr
             old = gb.read_rom_bank(bank, offset)
-            gb.override_rom(bank, offset, value)
+            host.override_rom(bank, offset, value)
         elif addr < 0xA000:
             if bank != 0:
                 raise NotImplementedError("emurust.PyBoy: hooks in CGB VRAM bank 1")
-            old = gb.vram_byte(addr - 0x8000)
-            gb.set_vram_byte(addr - 0x8000, value)
+            old = host.vram_byte(addr - 0x8000)
+            host.set_vram_byte(addr - 0x8000, value)
         elif addr < 0xC000:
             if self._ram_banks < bank:
                 raise PyBoyOutOfBoundsException(f"RAM bank out of bounds. Asked for {bank}, max is {self._ram_banks}")
             old = self._cart_ram_byte(bank, addr - 0xA000)
             self._set_cart_ram_byte(bank, addr - 0xA000, value)
         elif addr < 0xE000:
-            old = gb.wram_byte(addr - 0xC000)
-            gb.set_wram_byte(addr - 0xC000, value)
+            old = host.wram_byte(addr - 0xC000)
+            host.set_wram_byte(addr - 0xC000, value)
         else:
             raise PyBoyOutOfBoundsException("Unsupported breakpoint address. If this a mistake, reach out to the developers")
         return old
 
     def _breakpoint_add(self, bank, addr):
         self._breakpoints[(bank, addr)] = self._patch(bank, addr, OPCODE_BRK)
-        self._gb.set_breakpoints_enabled(True)
+        self._host.set_breakpoints_enabled(True)
 
     def _breakpoint_remove(self, bank, addr):
         opcode = self._breakpoints.pop((bank, addr), None)
@@ -747,23 +751,23 @@ class PyBoy:
         self._patch(bank, addr, opcode)
 
     def _update_breakpoint_mode(self):
-        self._gb.set_breakpoints_enabled(bool(self._breakpoints) or self._breakpoint_waiting is not None)
+        self._host.set_breakpoints_enabled(bool(self._breakpoints) or self._breakpoint_waiting is not None)
 
     def _run_frame_with_hooks(self, render, sound):
         """One frame as PyBoy runs it with breakpoints: stop at each hooked instruction, call
         the hook, single-step the real instruction, put the breakpoint back."""
-        gb = self._gb
-        gb.begin_frame(render, sound)
+        host = self._host
+        host.begin_frame(render, sound)
         while True:
             fresh_stop = not self._singlestep
             if fresh_stop:
-                if gb.run_to_break():
+                if host.run_to_break():
                     break  # the frame ended without (further) breakpoints
                 self._singlestep = True
             else:
-                if gb.frame_done and self._breakpoints.get((self._bank_of_pc(gb.register("pc")), gb.register("pc"))):
+                if host.frame_done and self._breakpoints.get((self._bank_of_pc(host.register("pc")), host.register("pc"))):
                     raise PyBoyException("a hook at the end of a frame re-triggers forever in PyBoy 2.8.1")
-                gb.single_step()
+                host.single_step()
             if self.quitting:
                 break
             # As PyBoy: put back the breakpoint taken out at the last hit, then look at PC.
@@ -771,7 +775,7 @@ class PyBoy:
                 bank, addr, _ = self._breakpoint_waiting
                 self._breakpoint_waiting = None
                 self._breakpoint_add(bank, addr)
-            pc = gb.register("pc")
+            pc = host.register("pc")
             bank = self._bank_of_pc(pc)
             opcode = self._breakpoints.get((bank, pc))
             if opcode is not None:
@@ -930,7 +934,7 @@ class PyBoy:
             raise PyBoyInvalidInputException("String not allowed. Did you specify a filepath instead of a file-like object?")
         if file_like_object.__class__.__name__ == "TextIOWrapper":
             raise PyBoyInvalidInputException("Text file not allowed. Did you specify open(..., 'rb')?")
-        length, _ = self._gb.pyboy_state_layout()
+        length, _ = self._host.pyboy_state_layout()
         data = file_like_object.read(1)
         if data and data[0] < STATE_VERSION:
             # An older format version (PyBoy 2.8.1 loads them all): its length depends on the
@@ -961,11 +965,11 @@ class PyBoy:
         if screen is not None:
             self._screen_array[...] = screen
         if self._rtc_locked:  # a setting of the running emulator, as PyBoy's timelock
-            self._gb.set_rtc_lock(True)
+            self._host.set_rtc_lock(True)
         return 0
 
     def _screen_from_state(self, data):
-        _, offset = self._gb.pyboy_state_layout()
+        _, offset = self._host.pyboy_state_layout()
         px = np.frombuffer(data, dtype=np.uint8, count=ROWS * COLS * 5, offset=offset).reshape(ROWS, COLS, 5)
         return px[:, :, :4].copy()
 
@@ -977,7 +981,7 @@ class PyBoy:
         return shades
 
     def _with_screen_colours(self, data, rgba):
-        _, offset = self._gb.pyboy_state_layout()
+        _, offset = self._host.pyboy_state_layout()
         buf = bytearray(data)
         px = np.frombuffer(buf, dtype=np.uint8, count=ROWS * COLS * 5, offset=offset).reshape(ROWS, COLS, 5)
         px[:, :, :4] = rgba
@@ -1018,14 +1022,15 @@ class PyBoy:
         bank 0, OAM, work RAM (all 8 banks on a Game Boy Color), FEA0-FEFF and HRAM; the boot
         ROM then runs over them as on a console."""
         gb = self._gb
+        host = self._host
         rand = random.getrandbits
         for i in range(0x2000):
-            gb.set_vram_bank_byte(0, i, rand(8))
+            host.set_vram_bank_byte(0, i, rand(8))
         for addr in (*range(0xFE00, 0xFF00), *range(0xFF80, 0xFFFF)):
             gb.write(addr, rand(8))
         for bank in range(8 if self._cgb else 2):
             for i in range(0x1000):
-                gb.set_wram_bank_byte(bank, i, rand(8))
+                host.set_wram_bank_byte(bank, i, rand(8))
 
     def _own_screen_array(self):
         """From the default palette to another: the screen becomes an array of this object's,
@@ -1101,7 +1106,7 @@ class PyBoy:
         if not self._rtc:
             raise PyBoyException("There's no RTC for this cartridge type")
         self._rtc_locked = bool(enable)
-        self._gb.set_rtc_lock(self._rtc_locked)
+        self._host.set_rtc_lock(self._rtc_locked)
 
     def _cycles(self):
         return self._gb.cycles
@@ -1139,7 +1144,7 @@ class _Rumble:
 
     @property
     def supported(self):
-        return self._pyboy._gb.cartridge_info()["cartridge_type"] in (0x1C, 0x1D, 0x1E)
+        return self._pyboy._host.cartridge_info()["cartridge_type"] in (0x1C, 0x1D, 0x1E)
 
     @property
     def enabled(self):

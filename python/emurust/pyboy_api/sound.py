@@ -25,18 +25,18 @@ class Sound:
     def raw_buffer(self):
         """The whole sample buffer (``raw_buffer_length`` int8 values; valid up to
         ``raw_buffer_head``)."""
-        buf, _ = self._pyboy._gb.sound_buffer()
+        buf, _ = self._pyboy._host.sound_buffer()
         return memoryview(buf)
 
     @property
     def raw_buffer_head(self):
-        return self._pyboy._gb.sound_buffer()[1] if self._emulated else 0
+        return self._pyboy._host.sound_buffer()[1] if self._emulated else 0
 
     @property
     def raw_ndarray(self):
         if not self._emulated:
             return utils.SoundEnabledError()
-        buf, _ = self._pyboy._gb.sound_buffer()
+        buf, _ = self._pyboy._host.sound_buffer()
         return buf.reshape(-1, 2)
 
     @property

@@ -16,7 +16,7 @@ class Sprite:
         self._offset = sprite_index * 4
         self._sprite_index = sprite_index
         if _raw is None:
-            read = pyboy._gb.read_cpu
+            read = pyboy._host.read_cpu
             base = OAM_OFFSET + self._offset
             _raw = (read(base), read(base + 1), read(base + 2), read(base + 3), read(LCDC_OFFSET))
         oam_y, oam_x, tile, attr, lcdc = _raw
@@ -59,7 +59,7 @@ class Sprite:
 def sprites_from_oam(pyboy, on_screen_only):
     """All 40 sprites (or those on screen) from one read of OAM and LCDC: the same bus reads
     PyBoy makes per sprite, which give the same values between ticks."""
-    oam, lcdc = pyboy._gb.oam_read()
+    oam, lcdc = pyboy._host.oam_read()
     height = 16 if lcdc & 0x04 else 8
     out = []
     for i in range(SPRITES):

@@ -37,8 +37,9 @@ class Tile:
         if self.vram_bank != 0:
             raise NotImplementedError("emurust.PyBoy: tiles in CGB VRAM bank 1 (Tile.ndarray/image)")
         gb = self._pyboy._gb
+        host = self._pyboy._host
         start = self.data_address - VRAM_OFFSET
-        raw = np.frombuffer(bytes(gb.vram_byte(start + k) for k in range(16)), dtype=np.uint8)
+        raw = np.frombuffer(bytes(host.vram_byte(start + k) for k in range(16)), dtype=np.uint8)
         lo = (raw[0::2, None] >> _BIT_OF_COLUMN) & 1
         hi = (raw[1::2, None] >> _BIT_OF_COLUMN) & 1
         colour = lo | (hi << 1)

@@ -29,7 +29,7 @@ class TileMap:
         return 0
 
     def __refresh_lcdc(self):
-        lcdc = self._pyboy._gb.read_cpu(LCDC_OFFSET)
+        lcdc = self._pyboy._host.read_cpu(LCDC_OFFSET)
         if self._select == "WINDOW":
             self.map_offset = HIGH_TILEMAP if lcdc & 0x40 else LOW_TILEMAP
         elif self._select == "BACKGROUND":
@@ -54,7 +54,7 @@ class TileMap:
 
     def tile_identifier(self, column, row):
         self._refresh_lcdc()
-        value = self._pyboy._gb.read_cpu(self._tile_address(column, row))
+        value = self._pyboy._host.read_cpu(self._tile_address(column, row))
         if self.signed_tile_data:
             return ((value ^ 0x80) - 128) + LOW_TILEDATA_NTILES
         return value
@@ -113,7 +113,7 @@ class TileMap:
         if not xs or not ys:
             return [[] for _ in ys]
         refresh = self._frame_count_update != self._pyboy.frame_count
-        rows, self.map_offset, self.signed_tile_data = self._pyboy._gb.tilemap_read(
+        rows, self.map_offset, self.signed_tile_data = self._pyboy._host.tilemap_read(
             0x40 if self._select == "WINDOW" else 0x08, xs, ys, refresh, self.map_offset, self.signed_tile_data
         )
         return rows

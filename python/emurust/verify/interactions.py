@@ -197,7 +197,7 @@ def run_pair(
             wram[frame] = ref.regions["WRAM"]
             d = first_divergence(frame, ours, ref)
             if d is not None:
-                d.trace = gb.pc_trace()
+                d.trace = emurust._core.Host(gb).pc_trace()
                 return _Run(frame - 1, d, wram, ref)
         return _Run(frames, None, wram, ref)
     finally:

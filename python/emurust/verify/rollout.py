@@ -255,7 +255,7 @@ def rollout(
                 if d is None and bytes(gb.serial_output()) != bytes(serial_pb):
                     d = Divergence(frame, "serial", "output so far", bytes(gb.serial_output())[-40:], bytes(serial_pb)[-40:])
                 if d is not None:
-                    d.trace = gb.pc_trace()
+                    d.trace = emurust._core.Host(gb).pc_trace()
                     screens = (gb.screen_rgba(), pb.screen.ndarray.copy())
                     return RolloutResult(frame - n, d, gb.serial_output(), bytes(serial_pb), screens)
             if progress:

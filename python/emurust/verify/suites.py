@@ -9,7 +9,7 @@ A test ROM ends at ``LD B,B`` (opcode 0x40, the suites' breakpoint). Its *verdic
   executes: whether it equals the suite's reference image of real hardware, and its digest.
 
 Both carry the frame of the LD B,B. On emurust the CPU records the first LD B,B itself
-(``GameBoy.ld_b_b``); on PyBoy a hook (``PyBoy.hook_register``) is placed on the LD B,B's
+(``emurust._core.Host(gb).ld_b_b``); on PyBoy a hook (``PyBoy.hook_register``) is placed on the LD B,B's
 address, which the suite table stores. A ROM that reaches no LD B,B within the frame budget is
 judged by its registers (or screen) at the budget's end.
 
@@ -131,14 +131,15 @@ def emurust_verdict(rom_path: str, kind: str, budget: int = VERDICT_BUDGET) -> t
 
     with open(pyboy_boot_rom_path(), "rb") as f:
         gb = emurust.GameBoy(rom_path, boot_rom=f.read())
+    host = emurust._core.Host(gb)
     render = kind == "screen"
     frame = None
     for f in range(1, budget + 1):
         gb.tick(1, render)
-        if gb.ld_b_b() is not None:
+        if host.ld_b_b() is not None:
             frame = f
             break
-    seen = gb.ld_b_b()
+    seen = host.ld_b_b()
     site = None
     if seen is not None:
         pc = seen["pc"]

@@ -48,7 +48,7 @@ class PyBoyGameWrapper:
 
     def _set_timer_div(self, timer_div):
         timer_div = random.getrandbits(8) if timer_div is None else timer_div & 0xFF
-        self.pyboy._gb.set_div(timer_div)
+        self.pyboy._host.set_div(timer_div)
 
     def start_game(self, timer_div=None):
         """Remember the current state as the game's start (for :meth:`reset_game`) and set

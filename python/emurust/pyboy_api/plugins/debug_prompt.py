@@ -48,11 +48,12 @@ class DebugPrompt:
     def state_text(self) -> str:
         pb = self.pyboy
         gb = pb._gb
+        host = pb._host
         r = gb.registers()
         pc = r["pc"]
         bank = pb._bank_of_pc(pc) if pc >= 0x4000 else 0
         labels = pb.rom_symbols.get(bank, {}).get(pc, [""])
-        code = bytes(gb.read_cpu((pc + i) & 0xFFFF) for i in range(3))
+        code = bytes(host.read_cpu((pc + i) & 0xFFFF) for i in range(3))
         length, text = disassemble(code, pc)
         operands = " ".join(f"{b:02X}" for b in code[1:length])
         return (
@@ -60,8 +61,8 @@ class DebugPrompt:
             f"A: {r['a']:02X}, F: {r['f']:02X}, B: {r['b']:02X}, C: {r['c']:02X}, D: {r['d']:02X}, E: {r['e']:02X}, "
             f"HL: {r['hl']:04X}, SP: {r['sp']:04X}, PC: {pc:04X} ({', '.join(labels)})\n"
             f"Opcode: [{text}] {operands} Interrupts - IME: {bool(r['ime'])}, "
-            f"IE: {gb.read_cpu(0xFFFF):08b}, IF: {gb.read_cpu(0xFF0F) & 0x1F:08b}\n"
-            f"LY:{gb.read_cpu(0xFF44)}, LYC:{gb.read_cpu(0xFF45)}\n"
+            f"IE: {host.read_cpu(0xFFFF):08b}, IF: {host.read_cpu(0xFF0F) & 0x1F:08b}\n"
+            f"LY:{host.read_cpu(0xFF44)}, LYC:{host.read_cpu(0xFF45)}\n"
             f"halted:{bool(r['halted'])}\n"
             f"cycles:{gb.cycles}\n"
         )

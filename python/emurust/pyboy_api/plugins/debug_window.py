@@ -106,17 +106,18 @@ class DebugWindows:
 
     def _palette(self) -> np.ndarray:
         """RGBA of colour numbers 0-3 through BGP, as the screen shows them (DMG)."""
-        bgp = self.pyboy._gb.read_cpu(0xFF47)
+        bgp = self.pyboy._host.read_cpu(0xFF47)
         return self.pyboy._palette_rgba[[(bgp >> (2 * c)) & 3 for c in range(4)]]
 
     def _tiles(self, bank: int) -> np.ndarray:
         gb = self.pyboy._gb
-        vram = gb.vram_bank1() if bank else bytes(gb.vram_byte(i) for i in range(TILES * 16))
+        host = self.pyboy._host
+        vram = gb.vram_bank1() if bank else bytes(host.vram_byte(i) for i in range(TILES * 16))
         return decode_tiles(vram)
 
     def _map_pixels(self, tiles: np.ndarray, base: int, signed: bool) -> np.ndarray:
-        gb = self.pyboy._gb
-        ids = np.array([gb.vram_byte(base - 0x8000 + i) for i in range(1024)], dtype=np.int32)
+        host = self.pyboy._host
+        ids = np.array([host.vram_byte(base - 0x8000 + i) for i in range(1024)], dtype=np.int32)
         if signed:
             ids = ((ids ^ 0x80) - 128) + 256
         return tiles[ids].reshape(32, 32, 8, 8).transpose(0, 2, 1, 3).reshape(256, 256)
@@ -124,15 +125,15 @@ class DebugWindows:
     def post_tick(self):
         if not self.views:
             return
-        gb = self.pyboy._gb
+        host = self.pyboy._host
         palette = self._palette()
         tiles0 = self._tiles(0)
-        lcdc = gb.read_cpu(0xFF40)
+        lcdc = host.read_cpu(0xFF40)
         signed = not lcdc & 0x10
         bg = self._map_pixels(tiles0, 0x9C00 if lcdc & 0x08 else 0x9800, signed)
         win = self._map_pixels(tiles0, 0x9C00 if lcdc & 0x40 else 0x9800, signed)
         self.views["Background"].pixels[:] = palette[bg]
-        self._outline_viewport(self.views["Background"].pixels, gb.read_cpu(0xFF43), gb.read_cpu(0xFF42))
+        self._outline_viewport(self.views["Background"].pixels, host.read_cpu(0xFF43), host.read_cpu(0xFF42))
         self.views["Window"].pixels[:] = palette[win]
         data = " [HIGH DATA (SIGNED) 0x8800-0x97FF]" if signed else " [LOW DATA (UNSIGNED) 0x8000-0x8FFF]"
         for title, high, which in (("Background", lcdc & 0x08, "[Background]"), ("Window", lcdc & 0x40, "[Window]")):
@@ -164,9 +165,9 @@ class DebugWindows:
         view.pixels[: grid.shape[0]] = palette[grid]
 
     def _draw_sprites(self, tiles, palette):
-        gb = self.pyboy._gb
-        oam = bytes(gb.read_cpu(0xFE00 + i) for i in range(160))
-        tall = bool(gb.read_cpu(0xFF40) & 0x04)
+        host = self.pyboy._host
+        oam = bytes(host.read_cpu(0xFE00 + i) for i in range(160))
+        tall = bool(host.read_cpu(0xFF40) & 0x04)
         scene = self.views["Sprite View"].pixels
         data = self.views["Sprite Data"].pixels
         scene[:, :, :3] = 0xFF
@@ -196,13 +197,13 @@ class DebugWindows:
             from PIL import Image, ImageDraw
         except ImportError:
             return
-        gb = self.pyboy._gb
+        host = self.pyboy._host
         view = self.views["Memory"]
         img = Image.new("RGBA", (view.width, view.height), (255, 255, 255, 255))
         draw = ImageDraw.Draw(img)
         for line in range(36):
             addr = line * 16
-            values = " ".join(f"{gb.read_cpu(addr + i):02X}" for i in range(16))
+            values = " ".join(f"{host.read_cpu(addr + i):02X}" for i in range(16))
             draw.text((4, line * 16 + 2), f"{addr:04X}: {values}", fill=(0, 0, 0, 255))
         view.pixels[:] = np.asarray(img)
 
