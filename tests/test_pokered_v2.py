@@ -194,3 +194,50 @@ def test_map_offsets_and_missing_files(tmp_path):
     assert pokered_v2.map_offsets(p) == [(-1, 0, 0), (3, 5, 9)]
     with pytest.raises(FileNotFoundError, match="events.json"):
         pokered_v2.RedV2Batch({"gb_path": "x.gb", "init_state": "x.state", "events_path": str(tmp_path / "events.json")}, 1)
+
+
+def test_async_pool_equals_batch_per_environment(tmp_path):
+    """The async pool's results, followed per environment id, equal the synchronous batch's for
+    the same per-environment action sequences (recv order does not matter), across auto-resets."""
+    _need_v2()
+    n, k, steps = 4, 2, 40
+    cfg = _config(tmp_path, max_steps=15)
+    sync = pokered_v2.RedV2Batch(cfg, n, num_threads=2)
+    pool = pokered_v2.RedV2AsyncPool(cfg, n, batch_size=k, num_threads=2)
+    rng = np.random.default_rng(3)
+    plan = rng.integers(0, 7, size=(steps, n))
+    # Synchronous reference, with EnvPool's next-send auto-reset.
+    ref = {i: [] for i in range(n)}
+    obs = sync.reset()
+    for i in range(n):
+        ref[i].append(({kk: v[i].copy() for kk, v in obs.items()}, 0.0, False))
+    ended = np.zeros(n, bool)
+    for t in range(steps - 1):
+        obs, rew, trunc = sync.step(plan[t])
+        if ended.any():
+            obs = sync.reset(mask=ended.tolist(), into=obs)
+            rew[ended], trunc[ended] = 0.0, False
+        for i in range(n):
+            ref[i].append(({kk: v[i].copy() for kk, v in obs.items()}, rew[i], bool(trunc[i])))
+        ended = trunc.copy()
+    got = {i: [] for i in range(n)}
+    sent = np.zeros(n, int)
+    pool.async_reset()
+    in_flight = n
+    while in_flight:
+        o, r, tr, ids = pool.recv(min(k, in_flight))
+        in_flight -= len(ids)
+        for j, i in enumerate(ids):
+            got[i].append(({kk: v[j].copy() for kk, v in o.items()}, r[j], bool(tr[j])))
+        todo = [i for i in ids if sent[i] < steps - 1]
+        if todo:
+            pool.send(np.array([plan[sent[i], i] for i in todo]), todo)
+            in_flight += len(todo)
+            for i in todo:
+                sent[i] += 1
+    for i in range(n):
+        assert len(got[i]) == len(ref[i]) == steps
+        for t, ((o1, r1, t1), (o2, r2, t2)) in enumerate(zip(ref[i], got[i])):
+            assert r1 == r2 and t1 == t2, (i, t)
+            for kk in o1:
+                assert np.array_equal(o1[kk], o2[kk]), (i, t, kk)

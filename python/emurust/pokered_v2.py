@@ -27,7 +27,7 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["RedV2Batch", "RedV2VecEnv", "RedV2VectorEnv", "observation_space", "level_table", "V2_DEFAULTS"]
+__all__ = ["RedV2AsyncPool", "RedV2Batch", "RedV2VecEnv", "RedV2VectorEnv", "observation_space", "level_table", "V2_DEFAULTS"]
 
 EVENT_START, EVENT_END = 0xD747, 0xD87E
 EVENT_BITS = (EVENT_END - EVENT_START) * 8
@@ -91,28 +91,32 @@ def _obs_buffers(n: int) -> Dict[str, np.ndarray]:
     }
 
 
+def _core_args(cfg: Dict[str, Any], num_envs: int) -> tuple:
+    for key in ("gb_path", "init_state"):
+        if key not in cfg:
+            raise KeyError(f"config needs {key!r} (as v2's RedGymEnv)")
+    offsets = map_offsets(_find(cfg, "map_data_path", "map_data.json"))
+    return (str(cfg["gb_path"]), int(num_envs), str(cfg["init_state"]), offsets, level_table())
+
+
+def _core_kwargs(cfg: Dict[str, Any], num_threads: Optional[int]) -> Dict[str, Any]:
+    return {
+        "action_freq": int(cfg["action_freq"]),
+        "max_steps": int(cfg["max_steps"]),
+        "reward_scale": float(cfg["reward_scale"]),
+        "explore_weight": float(cfg["explore_weight"]),
+        "num_threads": num_threads,
+    }
+
+
 class RedV2Batch:
     """The batch itself: ``reset(mask)`` and ``step(actions)`` return fresh arrays (N rows)."""
 
     def __init__(self, config: Dict[str, Any], num_envs: int, *, num_threads: Optional[int] = None):
         cfg = {**V2_DEFAULTS, **config}
-        for key in ("gb_path", "init_state"):
-            if key not in cfg:
-                raise KeyError(f"config needs {key!r} (as v2's RedGymEnv)")
         self.config = cfg
         self.event_names: Dict[str, str] = json.loads(_find(cfg, "events_path", "events.json").read_text())
-        self.core = _core.RedV2Batch(
-            str(cfg["gb_path"]),
-            int(num_envs),
-            str(cfg["init_state"]),
-            map_offsets(_find(cfg, "map_data_path", "map_data.json")),
-            level_table(),
-            action_freq=int(cfg["action_freq"]),
-            max_steps=int(cfg["max_steps"]),
-            reward_scale=float(cfg["reward_scale"]),
-            explore_weight=float(cfg["explore_weight"]),
-            num_threads=num_threads,
-        )
+        self.core = _core.RedV2Batch(*_core_args(cfg, num_envs), **_core_kwargs(cfg, num_threads))
         self.num_envs = int(num_envs)
         self.max_steps = int(cfg["max_steps"])
 
@@ -395,3 +399,44 @@ class RedV2VectorEnv(_GymVectorEnv):
         self._pending = trunc.copy()
         self._obs = obs
         return obs, rew, np.zeros(self.num_envs, np.bool_), trunc, {}
+
+
+class RedV2AsyncPool:
+    """EnvPool-style asynchronous stepping: ``recv`` returns the first ``batch_size``
+    environments to finish, so a step is not held up by the slowest one (no join)::
+
+        pool = RedV2AsyncPool(config, num_envs=64, batch_size=48)
+        pool.async_reset()
+        while True:
+            obs, rew, truncated, env_ids = pool.recv()
+            pool.send(policy(obs), env_ids)
+
+    Each environment is v2's env (same results as ``RedV2Batch`` for the same actions). As in
+    EnvPool, an environment whose step truncated resets at its next ``send`` (that result is
+    the reset observation with reward 0 and truncated False; the action is ignored)."""
+
+    def __init__(self, config: Dict[str, Any], num_envs: int, batch_size: Optional[int] = None, *, num_threads: Optional[int] = None):
+        cfg = {**V2_DEFAULTS, **config}
+        self.config = cfg
+        self.core = _core.RedV2AsyncPool(*_core_args(cfg, num_envs), **_core_kwargs(cfg, num_threads))
+        self.num_envs = int(num_envs)
+        self.batch_size = int(batch_size or num_envs)
+        if not 1 <= self.batch_size <= self.num_envs:
+            raise ValueError(f"batch_size must be 1..{self.num_envs}, got {batch_size}")
+
+    def async_reset(self) -> None:
+        """Reset every environment (their results come through ``recv``)."""
+        self.core.send(list(range(self.num_envs)), np.zeros(self.num_envs, np.uint8))
+
+    def send(self, actions: Any, env_ids: Any) -> None:
+        ids = [int(i) for i in np.asarray(env_ids).reshape(-1)]
+        self.core.send(ids, np.ascontiguousarray(np.asarray(actions).reshape(-1), dtype=np.uint8))
+
+    def recv(self, batch_size: Optional[int] = None) -> Tuple[Dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray]:
+        """(obs, rewards, truncated, env_ids) of the first ``batch_size`` (default: the pool's)
+        environments to finish."""
+        k = int(batch_size or self.batch_size)
+        obs = _obs_buffers(k)
+        rew, trunc = np.zeros(k, np.float64), np.zeros(k, np.bool_)
+        ids = self.core.recv(k, RedV2Batch._args(obs, rew, trunc))
+        return obs, rew, trunc, np.asarray(ids, np.int64)

@@ -1594,6 +1594,7 @@ fn default_actions<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Batch>()?;
     m.add_class::<pokered_v2::RedV2Batch>()?;
+    m.add_class::<pokered_v2::RedV2AsyncPool>()?;
     m.add_function(wrap_pyfunction!(default_actions, m)?)?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;

@@ -11,8 +11,8 @@
 //! Every number is computed with the same f64 operations in the same order as v2's Python,
 //! so rewards are bit-identical. docs/pokered_v2.md lists v2's odd behaviours kept here.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex};
 
 use emurust_core::gameboy::Options;
 use emurust_core::joypad::button;
@@ -823,6 +823,339 @@ impl RedV2Batch {
     fn save_state<'py>(&self, py: Python<'py>, env: i64) -> PyResult<Bound<'py, PyBytes>> {
         let i = self.env_index(env)?;
         Ok(PyBytes::new(py, &self.envs[i].gb.save_state()))
+    }
+}
+
+/// One environment's own copy of its last results (the async pool copies them out in `recv`).
+struct OwnedOut {
+    screens: Vec<u8>,
+    health: [f64; 1],
+    level: [f64; ENC_FREQS],
+    badges: [i8; 8],
+    events: Vec<i8>,
+    map: Vec<u8>,
+    recent_actions: [u8; STACK],
+    reward: f64,
+    truncated: bool,
+}
+
+impl OwnedOut {
+    fn new() -> OwnedOut {
+        OwnedOut {
+            screens: vec![0; SCREENS_LEN],
+            health: [0.0],
+            level: [0.0; ENC_FREQS],
+            badges: [0; 8],
+            events: vec![0; EVENT_BYTES * 8],
+            map: vec![0; WINDOW * WINDOW],
+            recent_actions: [0; STACK],
+            reward: 0.0,
+            truncated: false,
+        }
+    }
+
+    fn row(&mut self) -> Row<'_> {
+        Row {
+            screens: &mut self.screens,
+            health: &mut self.health,
+            level: &mut self.level,
+            badges: &mut self.badges,
+            events: &mut self.events,
+            map: &mut self.map,
+            recent_actions: &mut self.recent_actions,
+            reward: &mut self.reward,
+            truncated: &mut self.truncated,
+        }
+    }
+
+    fn copy_to(&self, to: &mut Row<'_>) {
+        to.screens.copy_from_slice(&self.screens);
+        to.health.copy_from_slice(&self.health);
+        to.level.copy_from_slice(&self.level);
+        to.badges.copy_from_slice(&self.badges);
+        to.events.copy_from_slice(&self.events);
+        to.map.copy_from_slice(&self.map);
+        to.recent_actions.copy_from_slice(&self.recent_actions);
+        *to.reward = self.reward;
+        *to.truncated = self.truncated;
+    }
+}
+
+struct Slot {
+    env: Env,
+    out: OwnedOut,
+    /// The last step truncated: the next `send` resets instead (EnvPool's auto-reset).
+    ended: bool,
+    /// Never reset yet: the first `send` resets.
+    started: bool,
+}
+
+struct Shared {
+    slots: Vec<Mutex<Slot>>,
+    done: Mutex<VecDeque<usize>>,
+    ready: Condvar,
+    cfg: Arc<Config>,
+    start: Arc<StartState>,
+    /// An environment panicked or could not load its state: (env, message).
+    failure: Mutex<Option<(usize, String)>>,
+}
+
+/// EnvPool-style asynchronous pool: `send` starts environments (each a task on the thread
+/// pool, returning at once), `recv` waits for the first `batch_size` to finish. The step
+/// then lasts as long as the fastest environments, not the slowest (no join).
+#[pyclass(module = "emurust._core", name = "RedV2AsyncPool")]
+pub struct RedV2AsyncPool {
+    shared: Arc<Shared>,
+    pool: Arc<rayon::ThreadPool>,
+    threads: usize,
+    in_flight: Vec<bool>,
+}
+
+#[pymethods]
+impl RedV2AsyncPool {
+    /// Arguments as `RedV2Batch`'s.
+    #[new]
+    #[pyo3(signature = (rom, num_envs, init_state, map_offsets, level_table, *, action_freq=24,
+        max_steps=2048 * 80, reward_scale=1.0, explore_weight=1.0, num_threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        rom: &Bound<'_, PyAny>,
+        num_envs: i64,
+        init_state: &Bound<'_, PyAny>,
+        map_offsets: Vec<(i64, i64, i64)>,
+        level_table: PyReadonlyArray1<'_, f64>,
+        action_freq: i64,
+        max_steps: i64,
+        reward_scale: f64,
+        explore_weight: f64,
+        num_threads: Option<i64>,
+    ) -> PyResult<Self> {
+        let b = RedV2Batch::new(
+            rom,
+            num_envs,
+            init_state,
+            map_offsets,
+            level_table,
+            action_freq,
+            max_steps,
+            reward_scale,
+            explore_weight,
+            num_threads,
+        )?;
+        let n = b.envs.len();
+        let slots = b
+            .envs
+            .into_iter()
+            .map(|env| {
+                Mutex::new(Slot {
+                    env,
+                    out: OwnedOut::new(),
+                    ended: false,
+                    started: false,
+                })
+            })
+            .collect();
+        Ok(RedV2AsyncPool {
+            shared: Arc::new(Shared {
+                slots,
+                done: Mutex::new(VecDeque::with_capacity(n)),
+                ready: Condvar::new(),
+                cfg: b.cfg,
+                start: b.start,
+                failure: Mutex::new(None),
+            }),
+            pool: b.pool,
+            threads: b.threads,
+            in_flight: vec![false; n],
+        })
+    }
+
+    #[getter]
+    fn num_envs(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    #[getter]
+    fn num_threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Start a step of each environment in `env_ids` with its action in `actions` (uint8, same
+    /// length). An environment that was never reset, or whose last step truncated, resets
+    /// instead (its result: the reset observation, reward 0). Returns at once.
+    fn send(&mut self, env_ids: Vec<i64>, actions: PyReadonlyArray1<'_, u8>) -> PyResult<()> {
+        let acts = actions.as_slice()?;
+        if acts.len() != env_ids.len() {
+            return Err(PyValueError::new_err(format!(
+                "send: {} environments but {} actions",
+                env_ids.len(),
+                acts.len()
+            )));
+        }
+        let n = self.in_flight.len();
+        for (&i, &a) in env_ids.iter().zip(acts) {
+            if i < 0 || i as usize >= n {
+                return Err(PyIndexError::new_err(format!(
+                    "environment {i} out of range (0-{})",
+                    n - 1
+                )));
+            }
+            if a as usize >= ACTIONS.len() {
+                return Err(PyValueError::new_err(format!(
+                    "action {a} of environment {i} is out of range: v2 has 7 actions (0-6)"
+                )));
+            }
+            if self.in_flight[i as usize] {
+                return Err(PyRuntimeError::new_err(format!(
+                    "environment {i} is still running: recv its result before sending it again"
+                )));
+            }
+        }
+        for (&i, &a) in env_ids.iter().zip(acts) {
+            let i = i as usize;
+            self.in_flight[i] = true;
+            let shared = self.shared.clone();
+            self.pool.spawn(move || {
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let mut guard = shared.slots[i].lock().unwrap_or_else(|e| e.into_inner());
+                    let slot = &mut *guard;
+                    if !slot.started || slot.ended {
+                        slot.env
+                            .reset(&shared.cfg, &shared.start, &mut slot.out.row());
+                        slot.started = true;
+                        slot.ended = false;
+                    } else {
+                        slot.env.step(&shared.cfg, a, &mut slot.out.row());
+                        slot.ended = slot.out.truncated;
+                    }
+                    slot.env.error.take().map(|e| e.to_string())
+                }));
+                let failed = match r {
+                    Ok(None) => None,
+                    Ok(Some(e)) => Some(format!("could not load its start state: {e}")),
+                    Err(_) => Some("emurust internal error (panic)".to_string()),
+                };
+                if let Some(msg) = failed {
+                    let mut f = shared.failure.lock().unwrap_or_else(|e| e.into_inner());
+                    f.get_or_insert((i, msg));
+                }
+                shared
+                    .done
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push_back(i);
+                shared.ready.notify_all();
+            });
+        }
+        Ok(())
+    }
+
+    /// Wait (GIL released) until `batch_size` sent environments have finished; write the
+    /// first `batch_size` to finish into the rows of `out` (arrays of `batch_size` rows) in the
+    /// order they finished, and return their ids.
+    fn recv(
+        &mut self,
+        py: Python<'_>,
+        batch_size: usize,
+        out: OutArgs<'_>,
+    ) -> PyResult<Vec<usize>> {
+        let sent = self.in_flight.iter().filter(|&&f| f).count();
+        if batch_size == 0 || batch_size > sent {
+            return Err(PyValueError::new_err(format!(
+                "recv: batch_size must be 1..={sent} (the environments sent and not received), got {batch_size}"
+            )));
+        }
+        let ids: Vec<usize> = loop {
+            let shared = self.shared.clone();
+            let got = py.allow_threads(move || {
+                let q = shared.done.lock().unwrap_or_else(|e| e.into_inner());
+                let (mut q, _) = shared
+                    .ready
+                    .wait_timeout_while(q, crate::SIGNAL_SLICE, |q| q.len() < batch_size)
+                    .unwrap_or_else(|e| e.into_inner());
+                if q.len() >= batch_size {
+                    Some(q.drain(..batch_size).collect::<Vec<_>>())
+                } else {
+                    None
+                }
+            });
+            if let Some(ids) = got {
+                break ids;
+            }
+            py.check_signals()?;
+        };
+        for &i in &ids {
+            self.in_flight[i] = false;
+        }
+        if let Some((i, msg)) = self
+            .shared
+            .failure
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            return Err(StateError::new_err(format!("environment {i} {msg}")));
+        }
+        let (mut s, mut h, mut l, mut b, mut e, mut m, mut ra, mut rw, mut tr) = (
+            out.0.try_readwrite().map_err(ro)?,
+            out.1.try_readwrite().map_err(ro)?,
+            out.2.try_readwrite().map_err(ro)?,
+            out.3.try_readwrite().map_err(ro)?,
+            out.4.try_readwrite().map_err(ro)?,
+            out.5.try_readwrite().map_err(ro)?,
+            out.6.try_readwrite().map_err(ro)?,
+            out.7.try_readwrite().map_err(ro)?,
+            out.8.try_readwrite().map_err(ro)?,
+        );
+        let k = batch_size;
+        let mut it_s = rows_of(&mut s, k, SCREENS_LEN, "screens")?;
+        let mut it_h = rows_of(&mut h, k, 1, "health")?;
+        let mut it_l = rows_of(&mut l, k, ENC_FREQS, "level")?;
+        let mut it_b = rows_of(&mut b, k, 8, "badges")?;
+        let mut it_e = rows_of(&mut e, k, EVENT_BYTES * 8, "events")?;
+        let mut it_m = rows_of(&mut m, k, WINDOW * WINDOW, "map")?;
+        let mut it_ra = rows_of(&mut ra, k, STACK, "recent_actions")?;
+        let mut it_rw = rows_of(&mut rw, k, 1, "rewards")?;
+        let mut it_tr = rows_of(&mut tr, k, 1, "truncated")?;
+        for &i in &ids {
+            let mut row = Row {
+                screens: it_s.next().unwrap(),
+                health: it_h.next().unwrap(),
+                level: it_l.next().unwrap(),
+                badges: it_b.next().unwrap(),
+                events: it_e.next().unwrap(),
+                map: it_m.next().unwrap(),
+                recent_actions: it_ra.next().unwrap(),
+                reward: &mut it_rw.next().unwrap()[0],
+                truncated: &mut it_tr.next().unwrap()[0],
+            };
+            let slot = self.shared.slots[i]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            slot.out.copy_to(&mut row);
+        }
+        Ok(ids)
+    }
+
+    /// Environment `env`'s bookkeeping (as `RedV2Batch.episode_info`); it must not be running.
+    fn episode_info<'py>(
+        &self,
+        py: Python<'py>,
+        env: usize,
+    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        if env >= self.in_flight.len() || self.in_flight[env] {
+            return Err(PyValueError::new_err(format!(
+                "environment {env} is out of range or running"
+            )));
+        }
+        let slot = self.shared.slots[env]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("step_count", slot.env.ep.step_count)?;
+        d.set_item("total_reward", slot.env.ep.total_reward)?;
+        d.set_item("seen_coords_len", slot.env.ep.seen.len())?;
+        Ok(d)
     }
 }
 
