@@ -241,3 +241,61 @@ def test_async_pool_equals_batch_per_environment(tmp_path):
             assert r1 == r2 and t1 == t2, (i, t)
             for kk in o1:
                 assert np.array_equal(o1[kk], o2[kk]), (i, t, kk)
+
+
+#: The one line a user changes in v2's baseline_fast_v2.py.
+V2_CONSTRUCTOR = "    env = SubprocVecEnv([make_env(i, env_config) for i in range(num_cpu)])"
+EMURUST_CONSTRUCTOR = "    from emurust.pokered_v2 import RedV2VecEnv; env = RedV2VecEnv(env_config, num_envs=num_cpu)"
+
+
+def test_baseline_fast_v2_runs_with_one_changed_line(tmp_path):
+    """v2's own training script, its env constructor line replaced; for the test only, its sizes
+    shrunk (episode 128 steps, 2 envs, 1 episode each) so PPO runs in seconds. Its
+    TensorboardCallback (get_attr agent_stats / explore_map / current_event_flags_set,
+    env_method check_if_done) and CheckpointCallback run on the batch."""
+    import subprocess
+
+    _need_v2()
+    pytest.importorskip("websockets", reason="v2's stream_agent_wrapper imports websockets")
+    pytest.importorskip("tensorboard", reason="v2's TensorboardCallback needs tensorboard")
+    src = (V2_DIR / "baseline_fast_v2.py").read_text()
+    assert src.count(V2_CONSTRUCTOR) == 1, "v2's constructor line changed upstream"
+    script = src.replace(V2_CONSTRUCTOR, EMURUST_CONSTRUCTOR)
+    shrink = {
+        "    ep_length = 2048 * 80": "    ep_length = 128",
+        "    num_cpu = 64 #": "    num_cpu = 2 #",
+        "total_timesteps=(ep_length)*num_cpu*10000": "total_timesteps=(ep_length)*num_cpu*1",
+    }
+    for old, new in shrink.items():
+        assert script.count(old) == 1, old
+        script = script.replace(old, new)
+    # v2's layout: the script in v2/, the ROM and init state one level up.
+    run_dir = tmp_path / "v2"
+    run_dir.mkdir()
+    for f in V2_DIR.iterdir():
+        if f.suffix in (".py", ".json"):
+            (run_dir / f.name).symlink_to(f)
+    (tmp_path / "init.state").symlink_to(V2_DIR / "init.state")
+    (tmp_path / "PokemonRed.gb").symlink_to(Path(ROM).resolve())
+    (run_dir / "baseline_emurust.py").write_text(script)
+    r = subprocess.run(
+        [sys.executable, "baseline_emurust.py"], cwd=run_dir, stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=600, env={**os.environ, "CUDA_VISIBLE_DEVICES": ""},
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "total_timesteps" in r.stdout, r.stdout[-2000:]
+    assert list((run_dir / "runs").glob("poke_*_steps.zip")), "v2's CheckpointCallback wrote nothing"
+    assert list((run_dir / "runs").rglob("events.out.tfevents.*")), "no TensorBoard logs"
+
+
+def test_emurust_train_pokered_v2(tmp_path):
+    """`emurust train --game pokered_v2`: v2's PPO settings on the batch, a few steps."""
+    _need_v2()
+    from emurust import cli
+
+    rc = cli.main(["train", "--game", "pokered_v2", "--rom", ROM, "--v2-dir", str(V2_DIR), "--envs", "2",
+                   "--max-steps", "64", "--steps", "128", "--logdir", str(tmp_path), "--no-progress"])  # fmt: skip
+    assert rc == 0
+    (run,) = tmp_path.glob("pokered_v2_*")
+    assert (run / "model.zip").is_file()
+    assert list(run.glob("poke_*_steps.zip"))

@@ -238,6 +238,7 @@ class RedV2Batch:
             "reward_scale": self.config["reward_scale"],
             "explore_weight": self.config["explore_weight"],
             "act_freq": self.config["action_freq"],
+            "render_mode": None,
         }
         if name in direct:
             return direct[name]

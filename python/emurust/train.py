@@ -49,7 +49,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--game", default="dodge", choices=["dodge", "snake", "runner"])
+    p.add_argument("--game", default="dodge", choices=["dodge", "snake", "runner", "pokered_v2"],
+                   help="pokered_v2: PokemonRedExperiments v2's env and PPO settings (needs --rom, --v2-dir)")
+    p.add_argument("--rom", default=None, help="pokered_v2: your Pokémon Red ROM")
+    p.add_argument("--v2-dir", default=None, help="pokered_v2: PokemonRedExperiments' v2 folder (map_data.json, events.json, init.state)")
+    p.add_argument("--init-state", default=None, help="pokered_v2: start state (default: <v2-dir>/init.state)")
+    p.add_argument("--max-steps", type=int, default=2048 * 80, help="pokered_v2: episode length (v2's 163840)")
     p.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="environment steps in total (default %(default)s)")
     p.add_argument("--envs", type=int, default=16, help="emulators in the batch")
     p.add_argument("--threads", type=int, default=None, help="Rayon threads stepping the emulators (default: all CPUs)")
@@ -513,6 +518,10 @@ def report(result: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "game", None) == "pokered_v2":
+        from . import train_pokered_v2
+
+        return train_pokered_v2.run(args)
     check_args(args)
     result = train(args)
     print(report(result))
