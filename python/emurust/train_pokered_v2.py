@@ -56,9 +56,10 @@ def run(args: argparse.Namespace) -> int:
     callbacks: list[Any] = [CheckpointCallback(save_freq=max(1, args.max_steps // 2), save_path=str(run_dir), name_prefix="poke")]
     sys.path.insert(0, str(Path(args.v2_dir).resolve()))
     try:
-        from tensorboard_callback import TensorboardCallback  # v2's own, from --v2-dir
+        import importlib
 
-        callbacks.append(TensorboardCallback(run_dir))
+        v2_callbacks = importlib.import_module("tensorboard_callback")  # v2's own, from --v2-dir
+        callbacks.append(v2_callbacks.TensorboardCallback(run_dir))
     except ImportError as e:
         print(f"(v2's TensorboardCallback not used: {e})")
     model = PPO("MultiInputPolicy", env, verbose=0 if args.no_progress else 1, n_steps=args.max_steps // 64,
