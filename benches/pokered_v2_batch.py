@@ -39,7 +39,48 @@ def v2_config(args, session: Path) -> dict:
     }  # fmt: skip
 
 
-def make_v2(cfg: dict, v2_dir: str, swap: bool):
+def shim_downscale_local_mean(image: np.ndarray, factors, cval=0) -> np.ndarray:
+    """Stand-in for skimage.transform.downscale_local_mean on shapes the factors divide (v2's
+    (144, 160, 1) by (2, 2, 1)): the float64 mean of each block, one NumPy mean call."""
+    shape = image.shape
+    if any(n % f for n, f in zip(shape, factors)):
+        raise ValueError("the stand-in needs shapes divisible by the factors")
+    split = [d for n, f in zip(shape, factors) for d in (n // f, f)]
+    return image.reshape(split).mean(axis=tuple(range(1, 2 * len(shape), 2)))
+
+
+def install_v2_shims() -> None:
+    """For machines without v2's image/video/plot packages (the device machine): stand-ins for
+    what v2 imports. mediapy and matplotlib are never called in a step (videos and images are
+    off); skimage's downscale_local_mean is, and its stand-in computes the same values
+    (tests/test_pokered_v2.py checks) with one NumPy call. einops must be the real one."""
+    import types
+
+    def need(name: str) -> bool:
+        try:
+            __import__(name)
+            return False
+        except ImportError:
+            return True
+
+    if need("skimage"):
+        sk = types.ModuleType("skimage")
+        tr = types.ModuleType("skimage.transform")
+        tr.downscale_local_mean = shim_downscale_local_mean  # type: ignore[attr-defined]
+        sk.transform = tr  # type: ignore[attr-defined]
+        sys.modules.update({"skimage": sk, "skimage.transform": tr})
+    if need("mediapy"):
+        sys.modules["mediapy"] = types.ModuleType("mediapy")
+    if need("matplotlib"):
+        mpl = types.ModuleType("matplotlib")
+        plt = types.ModuleType("matplotlib.pyplot")
+        mpl.pyplot = plt  # type: ignore[attr-defined]
+        sys.modules.update({"matplotlib": mpl, "matplotlib.pyplot": plt})
+
+
+def make_v2(cfg: dict, v2_dir: str, swap: bool, shims: bool = False):
+    if shims:
+        install_v2_shims()
     os.chdir(v2_dir)
     sys.path.insert(0, v2_dir)
     import red_gym_env_v2
@@ -56,7 +97,8 @@ def make_v2(cfg: dict, v2_dir: str, swap: bool):
 def subproc(args, cfg: dict, swap: bool):
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    fns = [functools.partial(make_v2, dict(cfg, instance_id=f"b{i}"), str(args.v2_dir), swap) for i in range(args.procs)]
+    fns = [functools.partial(make_v2, dict(cfg, instance_id=f"b{i}"), str(args.v2_dir), swap, args.v2_shims)
+           for i in range(args.procs)]
     return SubprocVecEnv(fns, start_method="spawn")
 
 
@@ -129,6 +171,8 @@ def main() -> int:
     p.add_argument("--ppo-steps", type=int, default=2, help="PPO rollouts per side (0: skip PPO)")
     p.add_argument("--skip-pyboy", action="store_true")
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--v2-shims", action="store_true",
+                   help="stand-ins for scikit-image/mediapy/matplotlib where missing (see install_v2_shims); einops is needed")
     args = p.parse_args()
     args.v2_dir = args.v2_dir.resolve()
     args.rom = args.rom.resolve()

@@ -299,3 +299,20 @@ def test_emurust_train_pokered_v2(tmp_path):
     (run,) = tmp_path.glob("pokered_v2_*")
     assert (run / "model.zip").is_file()
     assert list(run.glob("poke_*_steps.zip"))
+
+
+def test_bench_downscale_stand_in_equals_skimage():
+    """benches/pokered_v2_batch.py's --v2-shims stand-in gives skimage's values (v2's render)."""
+    skimage_transform = pytest.importorskip("skimage.transform", reason="needs scikit-image (the test extra)")
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benches"))
+    try:
+        import pokered_v2_batch
+    finally:
+        sys.path.pop(0)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        img = rng.integers(0, 256, (144, 160, 1), dtype=np.uint8)
+        ours = pokered_v2_batch.shim_downscale_local_mean(img, (2, 2, 1))
+        theirs = skimage_transform.downscale_local_mean(img, (2, 2, 1))
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+        assert np.array_equal(ours.astype(np.uint8), theirs.astype(np.uint8))
