@@ -1256,6 +1256,60 @@ mod tests {
     }
 
     #[test]
+    fn observation_encoders_on_hand_built_ram() {
+        let mut c = cfg();
+        for k in 0..LEVEL_SUMS {
+            for f in 0..ENC_FREQS {
+                c.level_table[k * ENC_FREQS + f] = (k * 10 + f) as f64;
+            }
+        }
+        let mut m = Mem(vec![0; 0x10000]);
+        m.0[BADGES as usize] = 0b1000_0010;
+        m.0[EVENT_START as usize] = 0b0100_0001;
+        m.0[EVENT_END as usize - 1] = 0x80;
+        m.0[LEVEL_ADDRS[0] as usize] = 5;
+        m.0[LEVEL_ADDRS[5] as usize] = 7;
+        m.0[X_POS as usize] = 3;
+        m.0[Y_POS as usize] = 4;
+        let mut ep = Episode::new();
+        ep.reset(&c, &m);
+        ep.after_action(&c, &m, 6);
+        // A visited cell up-left of the player: 2 rows and 3 columns away.
+        let (gy, gx) = global_coords(&c, 3, 4, 0);
+        ep.explore_map[(gy - 2) * MAP_W + gx - 3] = 255;
+        let (mut screens, mut health, mut level) = (vec![0; SCREENS_LEN], [0.0], [0.0; ENC_FREQS]);
+        let (mut badges, mut events, mut map) = (
+            [0i8; 8],
+            vec![0i8; EVENT_BYTES * 8],
+            vec![0; WINDOW * WINDOW],
+        );
+        let (mut recent, mut reward, mut truncated) = ([0u8; STACK], 0.0, false);
+        let mut row = Row {
+            screens: &mut screens,
+            health: &mut health,
+            level: &mut level,
+            badges: &mut badges,
+            events: &mut events,
+            map: &mut map,
+            recent_actions: &mut recent,
+            reward: &mut reward,
+            truncated: &mut truncated,
+        };
+        ep.write_obs(&c, &m, &mut row);
+        assert_eq!(badges, [1, 0, 0, 0, 0, 0, 1, 0]); // most significant bit first
+        assert_eq!(events[..8], [0, 1, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(events[EVENT_BYTES * 8 - 8], 1);
+        assert_eq!(events.iter().filter(|&&e| e == 1).count(), 3);
+        assert_eq!(level, std::array::from_fn(|f| (12 * 10 + f) as f64)); // level sum 5 + 7
+        assert_eq!(recent, [6, 0, 0]);
+        // The player's cell is at window cell (12, 12), doubled to rows/cols 24-25.
+        let at = |r: usize, col: usize| map[r * WINDOW + col];
+        assert_eq!((at(24, 24), at(25, 25), at(23, 24)), (255, 255, 0));
+        assert_eq!((at(20, 18), at(21, 19), at(20, 20)), (255, 255, 0));
+        assert_eq!(map.iter().filter(|&&v| v == 255).count(), 8);
+    }
+
+    #[test]
     fn screen_stack_truncates_means_and_rolls() {
         let mut ep = Episode::new();
         ep.push_screen(|i| {
