@@ -18,6 +18,10 @@ USER_ROM_ENV_IDS = {
 }
 
 
+# PokemonRedExperiments v2's environment, batched (vector env only; config=v2's env_config).
+V2_ENV_ID = "emurust/PokemonRedV2-v0"
+
+
 def register_envs() -> None:
     """Register emurust/GameBoy-v0, the game tasks and emurust/Pong-v0 with Gymnasium (idempotent)."""
     from gymnasium.envs.registration import register, registry
@@ -36,3 +40,5 @@ def register_envs() -> None:
     if "emurust/Pong-v0" not in registry:
         register(id="emurust/Pong-v0", entry_point="emurust.pong:PongEnv",
                  vector_entry_point="emurust.pong:PongVectorEnv", disable_env_checker=False)
+    if V2_ENV_ID not in registry:
+        register(id=V2_ENV_ID, entry_point=None, vector_entry_point="emurust.pokered_v2:RedV2VectorEnv")

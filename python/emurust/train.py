@@ -62,7 +62,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--game", default="dodge", choices=["dodge", "snake", "runner"], help="the game (default dodge)")
+    p.add_argument("--game", default="dodge", choices=["dodge", "snake", "runner", "pokered_v2"],
+                   help="the game (default dodge); pokered_v2: PokemonRedExperiments v2's env and PPO settings (needs --rom, --v2-dir)")
+    p.add_argument("--rom", default=None, help="pokered_v2: your Pokémon Red ROM")
+    p.add_argument("--v2-dir", default=None, help="pokered_v2: PokemonRedExperiments' v2 folder (map_data.json, events.json, init.state)")
+    p.add_argument("--init-state", default=None, help="pokered_v2: start state (default: <v2-dir>/init.state)")
+    p.add_argument("--max-steps", type=int_range(1, MAX_STEPS), default=2048 * 80, help="pokered_v2: episode length (v2's 163840)")
     p.add_argument("--steps", type=int_range(1, MAX_STEPS), default=DEFAULT_STEPS,
                    help="environment steps in total (default %(default)s)")
     p.add_argument("--envs", type=int_range(1, MAX_ENVS), default=16, help="emulators in the batch (default 16)")
@@ -503,6 +508,10 @@ def report(result: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "game", None) == "pokered_v2":
+        from . import train_pokered_v2
+
+        return train_pokered_v2.run(args)
     result = train(args)
     print(report(result))
     sys.stdout.flush()

@@ -30,6 +30,7 @@ use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
+mod pokered_v2;
 mod spec;
 
 use spec::{
@@ -1593,6 +1594,8 @@ fn default_actions<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Batch>()?;
+    m.add_class::<pokered_v2::RedV2Batch>()?;
+    m.add_class::<pokered_v2::RedV2AsyncPool>()?;
     m.add_function(wrap_pyfunction!(default_actions, m)?)?;
     m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
