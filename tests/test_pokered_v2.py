@@ -1,7 +1,7 @@
 """emurust.pokered_v2 against PokemonRedExperiments v2's own RedGymEnv on PyBoy.
 
 The oracle is v2's Python env, imported at test time from its folder (never copied):
-EMURUST_POKERED_V2_DIR (default /work/shared/data/clients/PokemonRedExperiments-v2), with the
+EMURUST_POKERED_V2_DIR (default ../shared/data/clients/PokemonRedExperiments-v2 beside the checkout), with the
 ROM from EMURUST_POKERED_ROM. Both envs start from the same init state and get the same
 actions; every observation key (dtype and values), reward and truncation must be equal at every
 step, across resets. Without the ROM or v2's folder these tests skip with the reason; the
@@ -21,7 +21,7 @@ import pytest
 
 from emurust import pokered_v2
 
-V2_DIR = Path(os.environ.get("EMURUST_POKERED_V2_DIR", "/work/shared/data/clients/PokemonRedExperiments-v2"))
+V2_DIR = Path(os.environ.get("EMURUST_POKERED_V2_DIR") or Path(__file__).resolve().parents[2] / "shared" / "data" / "clients" / "PokemonRedExperiments-v2")
 ROM = os.environ.get("EMURUST_POKERED_ROM", "")
 
 
