@@ -154,8 +154,10 @@ def cmd_run(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    a = json.load(open(args.a))["runs"]
-    b = json.load(open(args.b))["runs"]
+    ja, jb = json.load(open(args.a)), json.load(open(args.b))
+    if ja["emurust"] == jb["emurust"]:
+        print(f"warning: both files ran the emurust at {ja['emurust']}")
+    a, b = ja["runs"], jb["runs"]
     common = [n for n in a if n in b]
     differ = [n for n in common if a[n]["digest"] != b[n]["digest"]]
     only = sorted(set(a) ^ set(b))

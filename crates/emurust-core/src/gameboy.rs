@@ -102,7 +102,8 @@ pub struct SystemBus {
     /// Its registers and banked work RAM (unused on the DMG).
     pub cgbx: Box<CgbSystem>,
     dma: OamDma,
-    /// T-cycles since power-on (PyBoy's `cpu.cycles`).
+    /// T-cycles since power-on (PyBoy's `cpu.cycles`). During an instruction each bus call
+    /// adds its M-cycle (devices see `instr_start` and the stamps, never this).
     pub cycles: u64,
 
     // The instruction in flight.
@@ -115,7 +116,6 @@ pub struct SystemBus {
     /// the opcode is decoded; each access takes the first and moves the second up (the
     /// second stamp also serves any further access).
     stamps: [Stamp; 2],
-    m_cycles: u64,
     hl_at_start: u16,
     /// [`BAIL_END`]: set by writes that may change what the scheduler planned; ends the
     /// slice. [`BAIL_POLL`]: an `LDH A,(n)` just read an LCD register a polling loop may wait
@@ -129,6 +129,9 @@ pub struct SystemBus {
 const BAIL_END: u8 = 1;
 const BAIL_POLL: u8 = 2;
 const BAIL_DMA_WAIT: u8 = 4;
+/// EI armed its delayed enable: [`GameBoy::run_plain`] hands the next instructions to the
+/// general path (which runs EI's countdown). The slice goes on.
+const BAIL_EI: u8 = 8;
 
 impl SystemBus {
     fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>, cgb: bool, sound: SoundOptions) -> Self {
@@ -167,7 +170,6 @@ impl SystemBus {
             instr_pc: 0,
             opcode: 0,
             stamps: DATA_ACCESS[0],
-            m_cycles: 0,
             hl_at_start: 0,
             bail: 0,
         }
@@ -553,7 +555,7 @@ impl SystemBus {
 impl Bus for SystemBus {
     #[inline]
     fn fetch(&mut self, addr: u16) -> u8 {
-        self.m_cycles += 1;
+        self.cycles += 4;
         // Fast path: cartridge ROM above the boot ROM's reach (one comparison).
         if addr.wrapping_sub(0x100) < self.fetch_span || (addr < 0x100 && !self.boot_rom_mapped) {
             self.cart.read_rom(addr)
@@ -570,7 +572,7 @@ impl Bus for SystemBus {
 
     #[inline]
     fn read(&mut self, addr: u16) -> u8 {
-        self.m_cycles += 1;
+        self.cycles += 4;
         let (now, offset) = self.next_stamp();
         // Work RAM (C000-DFFF) is plain memory with no side effects (not even for OAM DMA)
         // and HRAM nearly so (a running DMA catches up first, as in PyBoy): read them inline
@@ -589,7 +591,7 @@ impl Bus for SystemBus {
 
     #[inline]
     fn write(&mut self, addr: u16, value: u8) {
-        self.m_cycles += 1;
+        self.cycles += 4;
         let (now, offset) = self.next_stamp();
         // As in `read`: plain memory, nothing to notify, no slice to end.
         if addr.wrapping_sub(0xC000) < 0x2000 {
@@ -608,13 +610,18 @@ impl Bus for SystemBus {
 
     #[inline]
     fn idle(&mut self) {
-        self.m_cycles += 1;
+        self.cycles += 4;
     }
 
     #[inline]
     fn decoded(&mut self, opcode: u16) {
         self.opcode = opcode;
         self.stamps = DATA_ACCESS[opcode as usize];
+    }
+
+    #[inline]
+    fn ei(&mut self) {
+        self.bail |= BAIL_EI;
     }
 
     #[inline]
@@ -1139,7 +1146,11 @@ impl GameBoy {
         }
         self.bus.bail = 0;
         while self.bus.cycles < target {
-            self.execute_instruction();
+            if self.cpu.ei_delay == 0 && !self.cpu.locked {
+                self.run_plain(target);
+            } else {
+                self.execute_instruction();
+            }
             let bail = self.bus.bail;
             if bail != 0 {
                 if bail & BAIL_END != 0 {
@@ -1148,9 +1159,80 @@ impl GameBoy {
                 self.bus.bail = 0;
                 if bail & BAIL_DMA_WAIT != 0 {
                     self.run_dma_wait_loop(target);
-                } else {
+                } else if bail & BAIL_POLL != 0 {
                     self.run_poll_loop(target);
                 }
+            }
+        }
+    }
+
+    /// Instructions while the CPU is not locked and no EI countdown is under way: what
+    /// `execute_instruction` does, minus the bookkeeping such a CPU does not need (the locked
+    /// test, EI's countdown and its slice-ending check, and the HL snapshot while no OAM DMA
+    /// runs: only OAM reads during a DMA look at it, and a DMA can only start with a write to
+    /// FF46, which ends the slice). Returns when the slice's time is up, when an instruction
+    /// bails (an EI among them: the next instruction needs the countdown), or when the CPU
+    /// locks.
+    #[inline(always)]
+    fn run_plain(&mut self, target: u64) {
+        // The instruction count stays in a local (a register) while the loop runs.
+        let mut count = self.instructions;
+        self.run_plain_counted(target, &mut count);
+        self.instructions = count;
+    }
+
+    /// [`GameBoy::run_plain`]'s loop, counting instructions in `count` instead of
+    /// `self.instructions` (the PC trace's position).
+    #[inline(always)]
+    fn run_plain_counted(&mut self, target: u64, count: &mut u64) {
+        let dma = self.bus.dma.active;
+        while self.bus.cycles < target {
+            let pc = self.cpu.r.pc;
+            self.pc_trace[*count as usize & PC_TRACE_MASK] = pc;
+            *count += 1;
+            let bus = &mut self.bus;
+            let start = bus.cycles;
+            bus.instr_start = start;
+            bus.instr_pc = pc;
+            if dma {
+                bus.hl_at_start = u16::from_be_bytes([self.cpu.r.h, self.cpu.r.l]);
+            }
+            // Every M-cycle's bus call moves `cycles` on by 4.
+            match self.cpu.step_plain(bus) {
+                Step::Normal => {}
+                Step::Locked => return,
+                Step::Halt => {
+                    // As in `execute_instruction` (no EI was under way).
+                    self.cpu.r.pc = self.cpu.r.pc.wrapping_sub(1);
+                    self.halted_after_ei = false;
+                    bus.bail |= BAIL_END;
+                    bus.cycles = start + 4;
+                }
+                Step::Stop => {
+                    self.cpu.stopped = false;
+                    self.cpu.r.pc = self.cpu.r.pc.wrapping_add(1);
+                    if bus.cgb {
+                        bus.stop_cgb(start);
+                    }
+                    bus.cycles = start + 4;
+                }
+                Step::Break => {
+                    self.cpu.r.pc = pc;
+                    bus.cycles = start;
+                    bus.bail |= BAIL_END;
+                    self.break_hit = true;
+                    return;
+                }
+            }
+            let bail = self.bus.bail;
+            if bail != 0 {
+                if bail & BAIL_EI != 0 {
+                    // EI armed the enable; its own countdown step (2 -> 1), which `Cpu::step`
+                    // would have run.
+                    self.bus.bail = bail & !BAIL_EI;
+                    self.cpu.ei_delay = 1;
+                }
+                return;
             }
         }
     }
@@ -1391,15 +1473,14 @@ impl GameBoy {
         let pc = self.cpu.r.pc;
         self.trace(pc);
         let bus = &mut self.bus;
-        bus.instr_start = bus.cycles;
+        let start = bus.cycles;
+        bus.instr_start = start;
         bus.instr_pc = pc;
-        bus.m_cycles = 0;
         bus.hl_at_start = u16::from_be_bytes([self.cpu.r.h, self.cpu.r.l]);
         let ei_delay_before = self.cpu.ei_delay;
-        let step = self.cpu.step(bus);
-        let start = bus.instr_start;
-        match step {
-            Step::Normal | Step::Locked => bus.cycles = start + 4 * bus.m_cycles,
+        // Every M-cycle's bus call moves `cycles` on by 4.
+        match self.cpu.step(bus) {
+            Step::Normal | Step::Locked => {}
             Step::Halt => {
                 // PyBoy keeps PC on the HALT while halted and steps over it on wake-up.
                 self.cpu.r.pc = self.cpu.r.pc.wrapping_sub(1);
