@@ -235,6 +235,39 @@ impl SystemBus {
         self.if_reg |= self.lcd.take_irq();
     }
 
+    /// A data access that needs no stamp (plain memory) uses its stamp up all the same.
+    #[inline(always)]
+    fn skip_stamp(&mut self) {
+        self.stamps[0] = self.stamps[1];
+    }
+
+    /// [`Bus::read`] of anything but work RAM, and of HRAM while an OAM DMA runs.
+    #[inline(never)]
+    fn read_slow(&mut self, addr: u16) -> u8 {
+        let (now, offset) = self.next_stamp();
+        if addr.wrapping_sub(0xFF80) < 0x7F {
+            if self.dma.active {
+                self.dma_catch_up(now, offset, offset);
+            }
+            return self.hram[(addr - 0xFF80) as usize];
+        }
+        self.read_at(addr, now, offset)
+    }
+
+    /// [`Bus::write`] of anything but work RAM, and of HRAM while an OAM DMA runs.
+    #[inline(never)]
+    fn write_slow(&mut self, addr: u16, value: u8) {
+        let (now, offset) = self.next_stamp();
+        if addr.wrapping_sub(0xFF80) < 0x7F {
+            if self.dma.active {
+                self.dma_catch_up(now, offset, offset);
+            }
+            self.hram[(addr - 0xFF80) as usize] = value;
+            return;
+        }
+        self.write_at(addr, value, now, offset)
+    }
+
     /// Stamp of the instruction's next data access: (cycles, LCD offset).
     #[inline]
     fn next_stamp(&mut self) -> (u64, u64) {
@@ -570,42 +603,38 @@ impl Bus for SystemBus {
         }
     }
 
-    #[inline]
+    /// Work RAM (C000-DFFF) is plain memory with no side effects (not even for OAM DMA)
+    /// and HRAM nearly so (a running DMA catches up first, as in PyBoy): they are read here,
+    /// inline in each instruction, the rest in [`SystemBus::read_slow`].
+    #[inline(always)]
     fn read(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
-        let (now, offset) = self.next_stamp();
-        // Work RAM (C000-DFFF) is plain memory with no side effects (not even for OAM DMA)
-        // and HRAM nearly so (a running DMA catches up first, as in PyBoy): read them inline
-        // instead of through the whole memory map.
         if addr.wrapping_sub(0xC000) < 0x2000 {
+            self.skip_stamp();
             return self.wram[(addr & 0x1FFF) as usize];
         }
-        if addr.wrapping_sub(0xFF80) < 0x7F {
-            if self.dma.active {
-                self.dma_catch_up(now, offset, offset);
-            }
-            return self.hram[(addr - 0xFF80) as usize];
+        if addr.wrapping_sub(0xFF80) < 0x7F && !self.dma.active {
+            self.skip_stamp();
+            return self.hram[(addr & 0x7F) as usize];
         }
-        self.read_at(addr, now, offset)
+        self.read_slow(addr)
     }
 
-    #[inline]
+    /// As in `read`: plain memory, nothing to notify, no slice to end.
+    #[inline(always)]
     fn write(&mut self, addr: u16, value: u8) {
         self.cycles += 4;
-        let (now, offset) = self.next_stamp();
-        // As in `read`: plain memory, nothing to notify, no slice to end.
         if addr.wrapping_sub(0xC000) < 0x2000 {
+            self.skip_stamp();
             self.wram[(addr & 0x1FFF) as usize] = value;
             return;
         }
-        if addr.wrapping_sub(0xFF80) < 0x7F {
-            if self.dma.active {
-                self.dma_catch_up(now, offset, offset);
-            }
-            self.hram[(addr - 0xFF80) as usize] = value;
+        if addr.wrapping_sub(0xFF80) < 0x7F && !self.dma.active {
+            self.skip_stamp();
+            self.hram[(addr & 0x7F) as usize] = value;
             return;
         }
-        self.write_at(addr, value, now, offset)
+        self.write_slow(addr, value)
     }
 
     #[inline]
