@@ -74,6 +74,40 @@ impl OamDma {
     }
 }
 
+/// Where opcode fetches read cartridge ROM directly, without the memory map: for each half of
+/// 0000-7FFF a pointer to the first byte of the bank mapped there, less the half's first
+/// address (so the byte at `addr` is at `banks[addr >> 14] + addr`), and the addresses it
+/// serves: `addr - 0x100 < span`, or `addr < 0x100` when `low` (the boot ROM unmapped).
+///
+/// Valid while the cartridge's ROM image and bank offsets are those it was made from:
+/// [`SystemBus::refresh_rom_window`] remakes it at the start of every CPU slice (after the
+/// interrupt dispatch, whose stack writes may switch banks), after every write to the MBC
+/// registers and when the boot ROM unmaps. Nothing else changes the ROM or its banks while a
+/// slice runs (a host's `Cartridge::override_rom` runs between slices).
+#[derive(Clone, Copy, Debug)]
+struct RomWindow {
+    banks: [*const u8; 2],
+    span: u16,
+    low: bool,
+}
+
+impl Default for RomWindow {
+    /// Serves no address (every fetch takes the memory map).
+    fn default() -> Self {
+        RomWindow {
+            banks: [std::ptr::null(); 2],
+            span: 0,
+            low: false,
+        }
+    }
+}
+
+// SAFETY: the pointers are addresses into the ROM image of the cartridge owned by the same
+// bus (an `Arc<[u8]>`, itself Send and Sync); the window is only read through `&mut
+// SystemBus`, after a refresh on the thread that runs the slice.
+unsafe impl Send for RomWindow {}
+unsafe impl Sync for RomWindow {}
+
 /// Everything the CPU reaches through memory: the memory map, the devices and the clock.
 pub struct SystemBus {
     pub cart: Cartridge,
@@ -97,6 +131,8 @@ pub struct SystemBus {
     /// Opcode fetches from 0100-7FFF (`addr - 0x100 < fetch_span`) read the cartridge
     /// directly; 0 while a big boot ROM is mapped (its 0200-08FF take the slow path).
     fetch_span: u16,
+    /// Direct opcode fetches from the mapped ROM banks (see [`RomWindow`]).
+    rom_window: RomWindow,
     /// Game Boy Color hardware (PyBoy's `mb.cgb`).
     pub cgb: bool,
     /// Its registers and banked work RAM (unused on the DMG).
@@ -162,6 +198,7 @@ impl SystemBus {
             boot_rom,
             boot_rom_big,
             fetch_span: if boot_rom_big { 0 } else { 0x8000 - 0x100 },
+            rom_window: RomWindow::default(),
             cgb,
             cgbx: Box::new(CgbSystem::new(cgb_mode)),
             dma: OamDma::default(),
@@ -222,6 +259,26 @@ impl SystemBus {
             0
         } else {
             0x8000 - 0x100
+        };
+    }
+
+    /// Remake [`RomWindow`] from the cartridge's current ROM image and banks (a window that
+    /// serves nothing if a mapped bank would reach past the image's end).
+    fn refresh_rom_window(&mut self) {
+        let (rom, bases) = self.cart.rom_and_bases();
+        let fits = bases.iter().all(|&b| b + 0x4000 <= rom.len());
+        self.rom_window = if fits {
+            let p = rom.as_ptr();
+            RomWindow {
+                banks: [
+                    p.wrapping_add(bases[0]),
+                    p.wrapping_add(bases[1]).wrapping_sub(0x4000),
+                ],
+                span: self.fetch_span,
+                low: !self.boot_rom_mapped,
+            }
+        } else {
+            RomWindow::default()
         };
     }
 
@@ -435,6 +492,7 @@ impl SystemBus {
         match addr {
             0x0000..=0x7FFF => {
                 self.cart.write_rom_area(addr, value, now);
+                self.refresh_rom_window();
                 self.bail |= BAIL_END;
             }
             0x8000..=0x9FFF => {
@@ -485,6 +543,7 @@ impl SystemBus {
             if addr == 0xFF50 && self.boot_rom_mapped && (value == 0x01 || value == 0x11) {
                 self.boot_rom_mapped = false;
                 self.fetch_span = 0x8000 - 0x100;
+                self.refresh_rom_window();
                 self.bail |= BAIL_END;
             } else if self.cgb {
                 self.write_cgb_io(addr, value, now, offset);
@@ -589,9 +648,15 @@ impl Bus for SystemBus {
     #[inline]
     fn fetch(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
-        // Fast path: cartridge ROM above the boot ROM's reach (one comparison).
-        if addr.wrapping_sub(0x100) < self.fetch_span || (addr < 0x100 && !self.boot_rom_mapped) {
-            self.cart.read_rom(addr)
+        // Fast path: cartridge ROM outside the boot ROM's reach, straight from its bank.
+        let w = &self.rom_window;
+        if addr.wrapping_sub(0x100) < w.span || (addr < 0x100 && w.low) {
+            // SAFETY: `addr` < 0x8000 here, so the pointer lands in the bank mapped at its
+            // half, inside the ROM image (checked when the window was made); the window is
+            // current (see `RomWindow`).
+            let v = unsafe { *w.banks[(addr >> 14) as usize & 1].wrapping_add(addr as usize) };
+            debug_assert_eq!(v, self.cart.read_rom(addr));
+            v
         } else {
             if addr >= 0xFF80 && self.dma.active {
                 self.bail |= BAIL_DMA_WAIT;
@@ -1173,6 +1238,7 @@ impl GameBoy {
         } else if self.cpu.halted {
             self.bus.cycles += budget;
         }
+        self.bus.refresh_rom_window();
         self.bus.bail = 0;
         while self.bus.cycles < target {
             if self.cpu.ei_delay == 0 && !self.cpu.locked {
