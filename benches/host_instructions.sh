@@ -20,6 +20,9 @@ cd "$(dirname "$0")/.."
 FRAMES=${1:-600}
 shift || true
 PY=${PYTHON:-python3}
+# The interpreter itself, not a launcher script (pyenv's shims are shell scripts, and valgrind
+# would count the shell).
+PY=$("$PY" -c 'import sys; print(sys.executable)')
 ENGINES=${ENGINES:-emurust pyboy}
 SOUNDS=${SOUNDS:-off on}
 C=.corpus

@@ -80,11 +80,13 @@ impl OamDma {
 /// serves: `addr - 0x100 < span`, or `addr < 0x100` when `low` (the boot ROM unmapped).
 ///
 /// Valid while the cartridge's ROM image and bank offsets are those it was made from:
-/// [`SystemBus::refresh_rom_window`] remakes it at the start of every CPU slice (after the
-/// interrupt dispatch, whose stack writes may switch banks), after every write to the MBC
-/// registers and when the boot ROM unmaps. Nothing else changes the ROM or its banks while a
-/// slice runs (a host's `Cartridge::override_rom` runs between slices).
-#[derive(Clone, Copy, Debug)]
+/// [`SystemBus::refresh_rom_window`] remakes it whenever the machine starts running
+/// (`GameBoy::run_frame` and the other entry points that run CPU slices; a host may have
+/// overridden ROM bytes or loaded a state before), after every write to the MBC registers
+/// (the CPU's and the interrupt dispatch's stack writes among them) and when the boot ROM
+/// unmaps. Nothing else changes the ROM or its banks while the machine runs. Debug builds
+/// check it at every slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct RomWindow {
     banks: [*const u8; 2],
     span: u16,
@@ -262,12 +264,17 @@ impl SystemBus {
         };
     }
 
-    /// Remake [`RomWindow`] from the cartridge's current ROM image and banks (a window that
-    /// serves nothing if a mapped bank would reach past the image's end).
+    /// Remake [`RomWindow`] from the cartridge's current ROM image and banks.
     fn refresh_rom_window(&mut self) {
+        self.rom_window = self.current_rom_window();
+    }
+
+    /// The [`RomWindow`] of the cartridge's current ROM image and banks (one that serves
+    /// nothing if a mapped bank would reach past the image's end).
+    fn current_rom_window(&self) -> RomWindow {
         let (rom, bases) = self.cart.rom_and_bases();
         let fits = bases.iter().all(|&b| b + 0x4000 <= rom.len());
-        self.rom_window = if fits {
+        if fits {
             let p = rom.as_ptr();
             RomWindow {
                 banks: [
@@ -279,7 +286,7 @@ impl SystemBus {
             }
         } else {
             RomWindow::default()
-        };
+        }
     }
 
     #[inline]
@@ -892,6 +899,7 @@ impl GameBoy {
     /// `sound` samples audio. PyBoy's `tick(n, render, sound=True)` draws and samples only in
     /// its last frame; sampling changes APU catch-up points, so match it to stay exact.
     pub fn run_frame(&mut self, render: bool, sound: bool) {
+        self.bus.refresh_rom_window();
         self.bus.lcd.set_render(render);
         self.bus.apu.set_sampling(sound);
         if self.resume_frame {
@@ -1099,6 +1107,7 @@ impl GameBoy {
     /// (mid-frame). Returns false if it is still mapped after `max_frames` frames.
     /// Used to derive the post-boot state; the next `run_frame` finishes the frame.
     pub fn run_until_boot_rom_unmapped(&mut self, max_frames: u32) -> bool {
+        self.bus.refresh_rom_window();
         for _ in 0..max_frames {
             // As PyBoy's tick(1, render=False) (sound sampling on, its default).
             self.bus.lcd.set_render(false);
@@ -1148,6 +1157,7 @@ impl GameBoy {
     /// Run the current frame until it ends (true; the frame counter advances) or a
     /// breakpoint ends a slice (false; PC is at the breakpoint). Call again to continue.
     pub fn run_to_break(&mut self) -> bool {
+        self.bus.refresh_rom_window();
         while !self.bus.lcd.frame_done() {
             self.run_slice_and_sync();
             if self.break_hit {
@@ -1163,6 +1173,7 @@ impl GameBoy {
     /// and the devices' catch-up, unless the frame is already over. Returns true when that
     /// slice stopped at a breakpoint.
     pub fn single_step(&mut self) -> bool {
+        self.bus.refresh_rom_window();
         if !self.bus.lcd.frame_done() {
             self.run_budget_and_sync(4);
         }
@@ -1238,7 +1249,7 @@ impl GameBoy {
         } else if self.cpu.halted {
             self.bus.cycles += budget;
         }
-        self.bus.refresh_rom_window();
+        debug_assert_eq!(self.bus.rom_window, self.bus.current_rom_window());
         self.bus.bail = 0;
         while self.bus.cycles < target {
             if self.cpu.ei_delay == 0 && !self.cpu.locked {
