@@ -7,7 +7,8 @@
 #      threads vs 16 independent processes
 #   3. environments alone and SB3 PPO end to end, emurust vs PyBoy in SubprocVecEnv, 16 envs
 # Carry .whl (see benches/README-device.md) and .corpus (games/ and states/ of tools/
-# device_campaign.sh). Results in $OUT: speed.log, compare.json, scaling/*, rl.json.
+# device_campaign.sh), and .pokered (pokered.gb and states/) to add Pokemon Red's states.
+# Results in $OUT: speed.log, compare.json, scaling/*, rl.json.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/device-results}
@@ -27,6 +28,15 @@ C=.corpus
 ROMS="games/dodge.gb@$C/states/dodge.state,games/runner.gb@$C/states/runner.state"
 ROMS+=",games/snake.gb@$C/states/snake.state,$C/games/libbet.gb@$C/states/libbet.state"
 ROMS+=",$C/games/shock-lobster.gb@$C/states/shock-lobster.state"
+# Pokemon Red (built locally, never committed): POKERED=ROM (default .pokered/pokered.gb, carry
+# .pokered) with its gameplay states in POKERED_STATES (default states/ beside the ROM).
+POKERED=${POKERED:-.pokered/pokered.gb}
+if [ -f "$POKERED" ]; then
+    PS=${POKERED_STATES:-$(dirname "$POKERED")/states}
+    for st in overworld_walk battle menu; do
+        [ -f "$PS/$st.state" ] && ROMS+=",$POKERED@$PS/$st.state"
+    done
+fi
 echo "== compare" | tee -a "$LOG"
 timeout ${CMP_LIMIT:-330} $PY -m emurust.bench --engines emurust,pyboy --frames ${CMP_FRAMES:-6000} \
     --repeat ${CMP_REPEAT:-3} --roms "$ROMS" --patterns render,skip24,no_render --sound on,off \

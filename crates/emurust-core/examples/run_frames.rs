@@ -91,6 +91,7 @@ fn main() {
         println!("digest {h:016x}");
     }
     let dt = t.elapsed().as_secs_f64();
+    println!("sm83 instructions {}", gb.instructions());
     println!(
         "{frames} frames in {dt:.3} s: {:.0} frames/s, {:.1} M instructions/s",
         frames as f64 / dt,

@@ -295,6 +295,13 @@ impl Cartridge {
 
     /// Any ROM byte: `addr` is 0000-7FFF and only its low 14 bits are used (like PyBoy's
     /// `memory[bank, addr]`). `None` for a bank the ROM does not have or `addr` >= 0x8000.
+    /// The ROM image and the byte offsets of the banks mapped at 0000-3FFF and 4000-7FFF
+    /// (for the system bus's direct opcode fetches).
+    #[inline]
+    pub(crate) fn rom_and_bases(&self) -> (&[u8], [usize; 2]) {
+        (&self.rom, self.bases)
+    }
+
     pub fn read_rom_banked(&self, bank: usize, addr: u16) -> Option<u8> {
         if bank >= self.rom_banks || addr >= 0x8000 {
             return None;

@@ -33,6 +33,11 @@ pub trait Bus {
     /// its own so that `decoded` needs no test for it.
     #[inline(always)]
     fn reti(&mut self) {}
+    /// EI armed its delayed enable (`ei_delay` went from 0 to 2, before this instruction's
+    /// countdown). Lets a system that runs instructions without the countdown
+    /// ([`Cpu::step_plain`]) hand the next ones back to [`Cpu::step`].
+    #[inline(always)]
+    fn ei(&mut self) {}
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -206,6 +211,17 @@ impl Cpu {
             }
         }
         outcome
+    }
+
+    /// [`Cpu::step`] for a CPU that is not locked and has no EI countdown under way
+    /// (`ei_delay == 0`): the same instruction without those two tests. An EI executed here
+    /// leaves `ei_delay` at 2 with its first countdown still to apply (the caller, told by
+    /// [`Bus::ei`], applies it); an illegal opcode locks the CPU as in `step`.
+    #[inline(always)]
+    pub fn step_plain<B: Bus>(&mut self, bus: &mut B) -> Step {
+        debug_assert!(!self.locked && self.ei_delay == 0);
+        let op = self.fetch_byte(bus);
+        self.dispatch(bus, op)
     }
 
     // ----- bus helpers -------------------------------------------------------------
@@ -776,6 +792,7 @@ impl Cpu {
             0xFB => {
                 if self.ei_delay == 0 {
                     self.ei_delay = 2;
+                    bus.ei();
                 }
             }
             // PyBoy's breakpoint opcode, while hooks are registered.

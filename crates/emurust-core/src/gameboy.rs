@@ -74,6 +74,42 @@ impl OamDma {
     }
 }
 
+/// Where opcode fetches read cartridge ROM directly, without the memory map: for each half of
+/// 0000-7FFF a pointer to the first byte of the bank mapped there, less the half's first
+/// address (so the byte at `addr` is at `banks[addr >> 14] + addr`), and the addresses it
+/// serves: `addr - 0x100 < span`, or `addr < 0x100` when `low` (the boot ROM unmapped).
+///
+/// Valid while the cartridge's ROM image and bank offsets are those it was made from:
+/// [`SystemBus::refresh_rom_window`] remakes it whenever the machine starts running
+/// (`GameBoy::run_frame` and the other entry points that run CPU slices; a host may have
+/// overridden ROM bytes or loaded a state before), after every write to the MBC registers
+/// (the CPU's and the interrupt dispatch's stack writes among them) and when the boot ROM
+/// unmaps. Nothing else changes the ROM or its banks while the machine runs. Debug builds
+/// check it at every slice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RomWindow {
+    banks: [*const u8; 2],
+    span: u16,
+    low: bool,
+}
+
+impl Default for RomWindow {
+    /// Serves no address (every fetch takes the memory map).
+    fn default() -> Self {
+        RomWindow {
+            banks: [std::ptr::null(); 2],
+            span: 0,
+            low: false,
+        }
+    }
+}
+
+// SAFETY: the pointers are addresses into the ROM image of the cartridge owned by the same
+// bus (an `Arc<[u8]>`, itself Send and Sync); the window is only read through `&mut
+// SystemBus`, after a refresh on the thread that runs the slice.
+unsafe impl Send for RomWindow {}
+unsafe impl Sync for RomWindow {}
+
 /// Everything the CPU reaches through memory: the memory map, the devices and the clock.
 pub struct SystemBus {
     pub cart: Cartridge,
@@ -97,12 +133,15 @@ pub struct SystemBus {
     /// Opcode fetches from 0100-7FFF (`addr - 0x100 < fetch_span`) read the cartridge
     /// directly; 0 while a big boot ROM is mapped (its 0200-08FF take the slow path).
     fetch_span: u16,
+    /// Direct opcode fetches from the mapped ROM banks (see [`RomWindow`]).
+    rom_window: RomWindow,
     /// Game Boy Color hardware (PyBoy's `mb.cgb`).
     pub cgb: bool,
     /// Its registers and banked work RAM (unused on the DMG).
     pub cgbx: Box<CgbSystem>,
     dma: OamDma,
-    /// T-cycles since power-on (PyBoy's `cpu.cycles`).
+    /// T-cycles since power-on (PyBoy's `cpu.cycles`). During an instruction each bus call
+    /// adds its M-cycle (devices see `instr_start` and the stamps, never this).
     pub cycles: u64,
 
     // The instruction in flight.
@@ -115,7 +154,6 @@ pub struct SystemBus {
     /// the opcode is decoded; each access takes the first and moves the second up (the
     /// second stamp also serves any further access).
     stamps: [Stamp; 2],
-    m_cycles: u64,
     hl_at_start: u16,
     /// [`BAIL_END`]: set by writes that may change what the scheduler planned; ends the
     /// slice. [`BAIL_POLL`]: an `LDH A,(n)` just read an LCD register a polling loop may wait
@@ -129,6 +167,9 @@ pub struct SystemBus {
 const BAIL_END: u8 = 1;
 const BAIL_POLL: u8 = 2;
 const BAIL_DMA_WAIT: u8 = 4;
+/// EI armed its delayed enable: [`GameBoy::run_plain`] hands the next instructions to the
+/// general path (which runs EI's countdown). The slice goes on.
+const BAIL_EI: u8 = 8;
 
 impl SystemBus {
     fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>, cgb: bool, sound: SoundOptions) -> Self {
@@ -159,6 +200,7 @@ impl SystemBus {
             boot_rom,
             boot_rom_big,
             fetch_span: if boot_rom_big { 0 } else { 0x8000 - 0x100 },
+            rom_window: RomWindow::default(),
             cgb,
             cgbx: Box::new(CgbSystem::new(cgb_mode)),
             dma: OamDma::default(),
@@ -167,7 +209,6 @@ impl SystemBus {
             instr_pc: 0,
             opcode: 0,
             stamps: DATA_ACCESS[0],
-            m_cycles: 0,
             hl_at_start: 0,
             bail: 0,
         }
@@ -223,6 +264,31 @@ impl SystemBus {
         };
     }
 
+    /// Remake [`RomWindow`] from the cartridge's current ROM image and banks.
+    fn refresh_rom_window(&mut self) {
+        self.rom_window = self.current_rom_window();
+    }
+
+    /// The [`RomWindow`] of the cartridge's current ROM image and banks (one that serves
+    /// nothing if a mapped bank would reach past the image's end).
+    fn current_rom_window(&self) -> RomWindow {
+        let (rom, bases) = self.cart.rom_and_bases();
+        let fits = bases.iter().all(|&b| b + 0x4000 <= rom.len());
+        if fits {
+            let p = rom.as_ptr();
+            RomWindow {
+                banks: [
+                    p.wrapping_add(bases[0]),
+                    p.wrapping_add(bases[1]).wrapping_sub(0x4000),
+                ],
+                span: self.fetch_span,
+                low: !self.boot_rom_mapped,
+            }
+        } else {
+            RomWindow::default()
+        }
+    }
+
     #[inline]
     fn pending_interrupts(&self) -> u8 {
         self.if_reg & self.ie_reg & 0x1F
@@ -231,6 +297,39 @@ impl SystemBus {
     #[inline]
     fn drain_lcd_irq(&mut self) {
         self.if_reg |= self.lcd.take_irq();
+    }
+
+    /// A data access that needs no stamp (plain memory) uses its stamp up all the same.
+    #[inline(always)]
+    fn skip_stamp(&mut self) {
+        self.stamps[0] = self.stamps[1];
+    }
+
+    /// [`Bus::read`] of anything but work RAM, and of HRAM while an OAM DMA runs.
+    #[inline(never)]
+    fn read_slow(&mut self, addr: u16) -> u8 {
+        let (now, offset) = self.next_stamp();
+        if addr.wrapping_sub(0xFF80) < 0x7F {
+            if self.dma.active {
+                self.dma_catch_up(now, offset, offset);
+            }
+            return self.hram[(addr - 0xFF80) as usize];
+        }
+        self.read_at(addr, now, offset)
+    }
+
+    /// [`Bus::write`] of anything but work RAM, and of HRAM while an OAM DMA runs.
+    #[inline(never)]
+    fn write_slow(&mut self, addr: u16, value: u8) {
+        let (now, offset) = self.next_stamp();
+        if addr.wrapping_sub(0xFF80) < 0x7F {
+            if self.dma.active {
+                self.dma_catch_up(now, offset, offset);
+            }
+            self.hram[(addr - 0xFF80) as usize] = value;
+            return;
+        }
+        self.write_at(addr, value, now, offset)
     }
 
     /// Stamp of the instruction's next data access: (cycles, LCD offset).
@@ -400,6 +499,7 @@ impl SystemBus {
         match addr {
             0x0000..=0x7FFF => {
                 self.cart.write_rom_area(addr, value, now);
+                self.refresh_rom_window();
                 self.bail |= BAIL_END;
             }
             0x8000..=0x9FFF => {
@@ -450,6 +550,7 @@ impl SystemBus {
             if addr == 0xFF50 && self.boot_rom_mapped && (value == 0x01 || value == 0x11) {
                 self.boot_rom_mapped = false;
                 self.fetch_span = 0x8000 - 0x100;
+                self.refresh_rom_window();
                 self.bail |= BAIL_END;
             } else if self.cgb {
                 self.write_cgb_io(addr, value, now, offset);
@@ -553,10 +654,16 @@ impl SystemBus {
 impl Bus for SystemBus {
     #[inline]
     fn fetch(&mut self, addr: u16) -> u8 {
-        self.m_cycles += 1;
-        // Fast path: cartridge ROM above the boot ROM's reach (one comparison).
-        if addr.wrapping_sub(0x100) < self.fetch_span || (addr < 0x100 && !self.boot_rom_mapped) {
-            self.cart.read_rom(addr)
+        self.cycles += 4;
+        // Fast path: cartridge ROM outside the boot ROM's reach, straight from its bank.
+        let w = &self.rom_window;
+        if addr.wrapping_sub(0x100) < w.span || (addr < 0x100 && w.low) {
+            // SAFETY: `addr` < 0x8000 here, so the pointer lands in the bank mapped at its
+            // half, inside the ROM image (checked when the window was made); the window is
+            // current (see `RomWindow`).
+            let v = unsafe { *w.banks[(addr >> 14) as usize & 1].wrapping_add(addr as usize) };
+            debug_assert_eq!(v, self.cart.read_rom(addr));
+            v
         } else {
             if addr >= 0xFF80 && self.dma.active {
                 self.bail |= BAIL_DMA_WAIT;
@@ -568,53 +675,54 @@ impl Bus for SystemBus {
         }
     }
 
-    #[inline]
+    /// Work RAM (C000-DFFF) is plain memory with no side effects (not even for OAM DMA)
+    /// and HRAM nearly so (a running DMA catches up first, as in PyBoy): they are read here,
+    /// inline in each instruction, the rest in [`SystemBus::read_slow`].
+    #[inline(always)]
     fn read(&mut self, addr: u16) -> u8 {
-        self.m_cycles += 1;
-        let (now, offset) = self.next_stamp();
-        // Work RAM (C000-DFFF) is plain memory with no side effects (not even for OAM DMA)
-        // and HRAM nearly so (a running DMA catches up first, as in PyBoy): read them inline
-        // instead of through the whole memory map.
+        self.cycles += 4;
         if addr.wrapping_sub(0xC000) < 0x2000 {
+            self.skip_stamp();
             return self.wram[(addr & 0x1FFF) as usize];
         }
-        if addr.wrapping_sub(0xFF80) < 0x7F {
-            if self.dma.active {
-                self.dma_catch_up(now, offset, offset);
-            }
-            return self.hram[(addr - 0xFF80) as usize];
+        if addr.wrapping_sub(0xFF80) < 0x7F && !self.dma.active {
+            self.skip_stamp();
+            return self.hram[(addr & 0x7F) as usize];
         }
-        self.read_at(addr, now, offset)
+        self.read_slow(addr)
     }
 
-    #[inline]
+    /// As in `read`: plain memory, nothing to notify, no slice to end.
+    #[inline(always)]
     fn write(&mut self, addr: u16, value: u8) {
-        self.m_cycles += 1;
-        let (now, offset) = self.next_stamp();
-        // As in `read`: plain memory, nothing to notify, no slice to end.
+        self.cycles += 4;
         if addr.wrapping_sub(0xC000) < 0x2000 {
+            self.skip_stamp();
             self.wram[(addr & 0x1FFF) as usize] = value;
             return;
         }
-        if addr.wrapping_sub(0xFF80) < 0x7F {
-            if self.dma.active {
-                self.dma_catch_up(now, offset, offset);
-            }
-            self.hram[(addr - 0xFF80) as usize] = value;
+        if addr.wrapping_sub(0xFF80) < 0x7F && !self.dma.active {
+            self.skip_stamp();
+            self.hram[(addr & 0x7F) as usize] = value;
             return;
         }
-        self.write_at(addr, value, now, offset)
+        self.write_slow(addr, value)
     }
 
     #[inline]
     fn idle(&mut self) {
-        self.m_cycles += 1;
+        self.cycles += 4;
     }
 
     #[inline]
     fn decoded(&mut self, opcode: u16) {
         self.opcode = opcode;
         self.stamps = DATA_ACCESS[opcode as usize];
+    }
+
+    #[inline]
+    fn ei(&mut self) {
+        self.bail |= BAIL_EI;
     }
 
     #[inline]
@@ -791,6 +899,7 @@ impl GameBoy {
     /// `sound` samples audio. PyBoy's `tick(n, render, sound=True)` draws and samples only in
     /// its last frame; sampling changes APU catch-up points, so match it to stay exact.
     pub fn run_frame(&mut self, render: bool, sound: bool) {
+        self.bus.refresh_rom_window();
         self.bus.lcd.set_render(render);
         self.bus.apu.set_sampling(sound);
         if self.resume_frame {
@@ -998,6 +1107,7 @@ impl GameBoy {
     /// (mid-frame). Returns false if it is still mapped after `max_frames` frames.
     /// Used to derive the post-boot state; the next `run_frame` finishes the frame.
     pub fn run_until_boot_rom_unmapped(&mut self, max_frames: u32) -> bool {
+        self.bus.refresh_rom_window();
         for _ in 0..max_frames {
             // As PyBoy's tick(1, render=False) (sound sampling on, its default).
             self.bus.lcd.set_render(false);
@@ -1047,6 +1157,7 @@ impl GameBoy {
     /// Run the current frame until it ends (true; the frame counter advances) or a
     /// breakpoint ends a slice (false; PC is at the breakpoint). Call again to continue.
     pub fn run_to_break(&mut self) -> bool {
+        self.bus.refresh_rom_window();
         while !self.bus.lcd.frame_done() {
             self.run_slice_and_sync();
             if self.break_hit {
@@ -1062,6 +1173,7 @@ impl GameBoy {
     /// and the devices' catch-up, unless the frame is already over. Returns true when that
     /// slice stopped at a breakpoint.
     pub fn single_step(&mut self) -> bool {
+        self.bus.refresh_rom_window();
         if !self.bus.lcd.frame_done() {
             self.run_budget_and_sync(4);
         }
@@ -1137,9 +1249,14 @@ impl GameBoy {
         } else if self.cpu.halted {
             self.bus.cycles += budget;
         }
+        debug_assert_eq!(self.bus.rom_window, self.bus.current_rom_window());
         self.bus.bail = 0;
         while self.bus.cycles < target {
-            self.execute_instruction();
+            if self.cpu.ei_delay == 0 && !self.cpu.locked {
+                self.run_plain(target);
+            } else {
+                self.execute_instruction();
+            }
             let bail = self.bus.bail;
             if bail != 0 {
                 if bail & BAIL_END != 0 {
@@ -1148,9 +1265,80 @@ impl GameBoy {
                 self.bus.bail = 0;
                 if bail & BAIL_DMA_WAIT != 0 {
                     self.run_dma_wait_loop(target);
-                } else {
+                } else if bail & BAIL_POLL != 0 {
                     self.run_poll_loop(target);
                 }
+            }
+        }
+    }
+
+    /// Instructions while the CPU is not locked and no EI countdown is under way: what
+    /// `execute_instruction` does, minus the bookkeeping such a CPU does not need (the locked
+    /// test, EI's countdown and its slice-ending check, and the HL snapshot while no OAM DMA
+    /// runs: only OAM reads during a DMA look at it, and a DMA can only start with a write to
+    /// FF46, which ends the slice). Returns when the slice's time is up, when an instruction
+    /// bails (an EI among them: the next instruction needs the countdown), or when the CPU
+    /// locks.
+    #[inline(always)]
+    fn run_plain(&mut self, target: u64) {
+        // The instruction count stays in a local (a register) while the loop runs.
+        let mut count = self.instructions;
+        self.run_plain_counted(target, &mut count);
+        self.instructions = count;
+    }
+
+    /// [`GameBoy::run_plain`]'s loop, counting instructions in `count` instead of
+    /// `self.instructions` (the PC trace's position).
+    #[inline(always)]
+    fn run_plain_counted(&mut self, target: u64, count: &mut u64) {
+        let dma = self.bus.dma.active;
+        while self.bus.cycles < target {
+            let pc = self.cpu.r.pc;
+            self.pc_trace[*count as usize & PC_TRACE_MASK] = pc;
+            *count += 1;
+            let bus = &mut self.bus;
+            let start = bus.cycles;
+            bus.instr_start = start;
+            bus.instr_pc = pc;
+            if dma {
+                bus.hl_at_start = u16::from_be_bytes([self.cpu.r.h, self.cpu.r.l]);
+            }
+            // Every M-cycle's bus call moves `cycles` on by 4.
+            match self.cpu.step_plain(bus) {
+                Step::Normal => {}
+                Step::Locked => return,
+                Step::Halt => {
+                    // As in `execute_instruction` (no EI was under way).
+                    self.cpu.r.pc = self.cpu.r.pc.wrapping_sub(1);
+                    self.halted_after_ei = false;
+                    bus.bail |= BAIL_END;
+                    bus.cycles = start + 4;
+                }
+                Step::Stop => {
+                    self.cpu.stopped = false;
+                    self.cpu.r.pc = self.cpu.r.pc.wrapping_add(1);
+                    if bus.cgb {
+                        bus.stop_cgb(start);
+                    }
+                    bus.cycles = start + 4;
+                }
+                Step::Break => {
+                    self.cpu.r.pc = pc;
+                    bus.cycles = start;
+                    bus.bail |= BAIL_END;
+                    self.break_hit = true;
+                    return;
+                }
+            }
+            let bail = self.bus.bail;
+            if bail != 0 {
+                if bail & BAIL_EI != 0 {
+                    // EI armed the enable; its own countdown step (2 -> 1), which `Cpu::step`
+                    // would have run.
+                    self.bus.bail = bail & !BAIL_EI;
+                    self.cpu.ei_delay = 1;
+                }
+                return;
             }
         }
     }
@@ -1391,15 +1579,14 @@ impl GameBoy {
         let pc = self.cpu.r.pc;
         self.trace(pc);
         let bus = &mut self.bus;
-        bus.instr_start = bus.cycles;
+        let start = bus.cycles;
+        bus.instr_start = start;
         bus.instr_pc = pc;
-        bus.m_cycles = 0;
         bus.hl_at_start = u16::from_be_bytes([self.cpu.r.h, self.cpu.r.l]);
         let ei_delay_before = self.cpu.ei_delay;
-        let step = self.cpu.step(bus);
-        let start = bus.instr_start;
-        match step {
-            Step::Normal | Step::Locked => bus.cycles = start + 4 * bus.m_cycles,
+        // Every M-cycle's bus call moves `cycles` on by 4.
+        match self.cpu.step(bus) {
+            Step::Normal | Step::Locked => {}
             Step::Halt => {
                 // PyBoy keeps PC on the HALT while halted and steps over it on wake-up.
                 self.cpu.r.pc = self.cpu.r.pc.wrapping_sub(1);
