@@ -19,6 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 mod batch;
+mod pyboy_memory;
 mod vectors;
 
 pyo3::create_exception!(
@@ -1389,6 +1390,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BUTTONS", BUTTON_NAMES.to_vec())?;
     let _ = button::A;
     m.add_class::<PyGameBoy>()?;
+    m.add_class::<pyboy_memory::PyBoyMemoryView>()?;
     m.add_function(wrap_pyfunction!(_postboot_snapshot, m)?)?;
     vectors::register(m)?;
     batch::register(m)?;

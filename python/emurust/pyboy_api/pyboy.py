@@ -332,7 +332,8 @@ class PyBoy:
 
         self.screen = Screen(self)
         self.sound = Sound(self, sample_rate, self._sound_emulated)
-        self.memory = PyBoyMemoryView(self)
+        # The Rust view answers the common forms; the Python one the rare forms and errors.
+        self.memory = _core.PyBoyMemoryView(self._gb, PyBoyMemoryView(self), self._rom_banks, self._ram_banks)
         self.register_file = PyBoyRegisterFile(self)
         self.memory_scanner = MemoryScanner(self)
         self.tilemap_background = TileMap(self, "BACKGROUND")
