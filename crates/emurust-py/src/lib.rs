@@ -16,7 +16,7 @@ use numpy::ndarray::{ArrayView2, ArrayView3, ShapeBuilder};
 use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 mod batch;
 mod pyboy_memory;
@@ -615,6 +615,26 @@ impl PyGameBoy {
     fn line_parameters(slf: &Bound<'_, Self>) -> PyResult<Vec<[u8; 4]>> {
         let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
         Ok(Self::impl_line_parameters(&this))
+    }
+
+    /// PyBoy's `screen.tilemap_position_list`: per screen line `[SCX, SCY, WX - 7, WY]` as
+    /// the line was drawn (all zeros while the LCD is off), built here in one call.
+    fn tilemap_position_list<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        let on = this.gb.bus.peek(0xFF40) & 0x80 != 0;
+        let rows = this.gb.bus.lcd.line_parameters().iter().map(|p| {
+            let row: [i32; 4] = if on {
+                [p[0] as i32, p[1] as i32, p[2] as i32 - 7, p[3] as i32]
+            } else {
+                [0; 4]
+            };
+            PyList::new(py, row)
+        });
+        let rows: Vec<Bound<'py, PyList>> = rows.collect::<PyResult<_>>()?;
+        PyList::new(py, rows)
     }
 
     /// The whole sound sample buffer (int8, interleaved stereo) and the number of valid values.
