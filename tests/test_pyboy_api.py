@@ -911,3 +911,31 @@ def memory_forms_script(pb_api, rec, rom):
 @pytest.mark.parametrize("rom", ["games/runner.gb", "roms/mbc5.gb"])
 def test_memory_forms_identical(rom):
     assert_same(memory_forms_script, str(ROOT / rom))
+
+
+def per_step_calls_script(pb_api, rec, rom):
+    """The calls an RL step makes, on their fast paths and just beside them: tilemap[x, y]
+    (frame 0 and later, both maps, out of range), get_sprite for every slot, button and
+    send_input with every delay form, tilemap_position_list."""
+    pb = pb_api.PyBoy(rom, window="null")
+    W = pb_api.WindowEvent
+    rec("frame 0 tile", [pb.tilemap_background[3, 4], pb.tilemap_window[0, 0]])
+    for f in range(40):
+        pb.tick(1 + f % 3, f % 2 == 0)
+        bg, win = pb.tilemap_background, pb.tilemap_window
+        rec("tiles", [bg[x, y] for x in range(0, 32, 5) for y in range(0, 32, 7)] + [win[1, 2], win[31, 31]])
+        rec.call("tile out of range", lambda: bg[32, 0])
+        rec.call("tile negative", lambda: bg[0, -1])
+        rec("sprites", [repr(pb.get_sprite(i)) for i in range(40)])
+        rec.call("sprite 40", lambda: pb.get_sprite(40))
+        rec("positions", pb.screen.tilemap_position_list)
+        pb.button(["a", "b", "start", "up"][f % 4], f % 3)
+        rec.call("button negative delay", lambda: pb.button("a", -1))
+        pb.send_input(W.PRESS_ARROW_LEFT if f % 2 else W.RELEASE_ARROW_LEFT)
+        rec("events", [int(e) for e in pb.events])
+        rec("memory", pb.memory[0xC000:0xC100])
+
+
+@pytest.mark.parametrize("rom", ["games/runner.gb", "roms/wrappers/wrap_pokered.gb"])
+def test_per_step_calls_identical(rom):
+    assert_same(per_step_calls_script, str(ROOT / rom))

@@ -16,7 +16,10 @@ use numpy::ndarray::{ArrayView2, ArrayView3, ShapeBuilder};
 use numpy::{PyArray1, PyArray2, PyArray3, PyArrayMethods};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict};
+
+/// Lines of the screen (PyBoy's `tilemap_position_list` has one entry per line).
+const SCREEN_ROWS: usize = 144;
 
 mod batch;
 mod pyboy_memory;
@@ -617,24 +620,72 @@ impl PyGameBoy {
         Ok(Self::impl_line_parameters(&this))
     }
 
+    /// PyBoy's reads for `tilemap[x, y]` after frame 0: LCDC (choosing the map with
+    /// `lcdc_map_bit` and the signedness from bit 4), then the map byte; returns the tile
+    /// identifier, the map base and the signedness. `x` and `y` must be 0-31.
+    fn tilemap_tile(
+        slf: &Bound<'_, Self>,
+        lcdc_map_bit: u8,
+        x: u16,
+        y: u16,
+    ) -> PyResult<(u16, u16, bool)> {
+        if x >= 32 || y >= 32 {
+            return Err(PyValueError::new_err("tile map coordinates are 0-31"));
+        }
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        let gb = &mut this.gb;
+        guarded("read", || {
+            let lcdc = gb.read_cpu(0xFF40);
+            let base = if lcdc & lcdc_map_bit != 0 {
+                0x9C00
+            } else {
+                0x9800
+            };
+            let signed = lcdc & 0x10 == 0;
+            let tile = gb.read_cpu(base + 32 * y + x) as u16;
+            let id = if signed && tile < 0x80 {
+                tile + 0x100
+            } else {
+                tile
+            };
+            (id, base, signed)
+        })
+    }
+
+    /// PyBoy's reads for `get_sprite(index)`: the four OAM bytes of the entry, then LCDC.
+    fn oam_entry(slf: &Bound<'_, Self>, index: u16) -> PyResult<(u8, u8, u8, u8, u8)> {
+        if index >= 40 {
+            return Err(PyValueError::new_err("sprite index is 0-39"));
+        }
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        let gb = &mut this.gb;
+        let base = 0xFE00 + 4 * index;
+        guarded("read", || {
+            (
+                gb.read_cpu(base),
+                gb.read_cpu(base + 1),
+                gb.read_cpu(base + 2),
+                gb.read_cpu(base + 3),
+                gb.read_cpu(0xFF40),
+            )
+        })
+    }
+
     /// PyBoy's `screen.tilemap_position_list`: per screen line `[SCX, SCY, WX - 7, WY]` as
     /// the line was drawn (all zeros while the LCD is off), built here in one call.
-    fn tilemap_position_list<'py>(
-        slf: &Bound<'py, Self>,
-        py: Python<'py>,
-    ) -> PyResult<Bound<'py, PyList>> {
+    fn tilemap_position_list(slf: &Bound<'_, Self>) -> PyResult<Vec<[i16; 4]>> {
         let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
-        let on = this.gb.bus.peek(0xFF40) & 0x80 != 0;
-        let rows = this.gb.bus.lcd.line_parameters().iter().map(|p| {
-            let row: [i32; 4] = if on {
-                [p[0] as i32, p[1] as i32, p[2] as i32 - 7, p[3] as i32]
-            } else {
-                [0; 4]
-            };
-            PyList::new(py, row)
-        });
-        let rows: Vec<Bound<'py, PyList>> = rows.collect::<PyResult<_>>()?;
-        PyList::new(py, rows)
+        if this.gb.bus.peek(0xFF40) & 0x80 == 0 {
+            return Ok(vec![[0; 4]; SCREEN_ROWS]);
+        }
+        Ok(this
+            .gb
+            .bus
+            .lcd
+            .line_parameters()
+            .iter()
+            .map(|p| [p[0] as i16, p[1] as i16, p[2] as i16 - 7, p[3] as i16])
+            .collect())
     }
 
     /// The whole sound sample buffer (int8, interleaved stereo) and the number of valid values.

@@ -34,6 +34,7 @@ from .symbols import read_symbol_file, symbol_file_candidates
 from .tile import Tile
 from .tilemap import TileMap
 from .utils import (
+    _EVENT_NAMES,
     STATE_VERSION,
     OPCODE_BRK,
     PyBoyException,
@@ -113,6 +114,9 @@ _BUTTON_EVENTS = {
     "start": (WindowEvent.PRESS_BUTTON_START, WindowEvent.RELEASE_BUTTON_START),
     "select": (WindowEvent.PRESS_BUTTON_SELECT, WindowEvent.RELEASE_BUTTON_SELECT),
 }
+
+#: One WindowEvent instance per event number (they are immutable; see send_input).
+_EVENT_OBJECTS = {n: WindowEvent(n) for n in range(len(_EVENT_NAMES))}
 
 # PyBoy's .rtc file: timezero (double), halt, carry, s, m, h, day low, day bit 8, halt,
 # carry, sub-second cycles (64-bit), save time (double).
@@ -509,7 +513,8 @@ class PyBoy:
         self._events = []
         while self._queued_input and self._frame_count == self._queued_input[0][0]:
             _, event = heapq.heappop(self._queued_input)
-            self._events.append(WindowEvent(event))
+            ev = _EVENT_OBJECTS.get(event)
+            self._events.append(WindowEvent(event) if ev is None else ev)
 
     def _pause(self):
         if self._paused:
@@ -827,8 +832,14 @@ class PyBoy:
         events = _BUTTON_EVENTS.get(input.lower())
         if events is None:
             raise PyBoyInvalidInputException("Unrecognized input:", input)
-        self.send_input(events[0])
-        self.send_input(events[1], delay)
+        # send_input(press) then send_input(release, delay), inlined (a per-step call).
+        self._events.append(_EVENT_OBJECTS[events[0]])
+        if delay:
+            if not delay > 0:
+                raise PyBoyInvalidInputException("Only positive integers allowed")
+            heapq.heappush(self._queued_input, (self._frame_count + delay, events[1]))
+        else:
+            self._events.append(_EVENT_OBJECTS[events[1]])
 
     def button_press(self, input):
         events = _BUTTON_EVENTS.get(input.lower())
@@ -851,7 +862,9 @@ class PyBoy:
                 raise PyBoyInvalidInputException("Only positive integers allowed")
             heapq.heappush(self._queued_input, (self._frame_count + delay, event))
         else:
-            self._events.append(WindowEvent(event))
+            # The events are immutable: one shared instance per event number.
+            ev = _EVENT_OBJECTS.get(event)
+            self._events.append(WindowEvent(event) if ev is None else ev)
 
     # ------------------------------------------------------------------ save states
 
