@@ -673,19 +673,36 @@ impl PyGameBoy {
 
     /// PyBoy's `screen.tilemap_position_list`: per screen line `[SCX, SCY, WX - 7, WY]` as
     /// the line was drawn (all zeros while the LCD is off), built here in one call.
-    fn tilemap_position_list(slf: &Bound<'_, Self>) -> PyResult<Vec<[i16; 4]>> {
+    fn tilemap_position_list<'py>(
+        slf: &Bound<'py, Self>,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
-        if this.gb.bus.peek(0xFF40) & 0x80 == 0 {
-            return Ok(vec![[0; 4]; SCREEN_ROWS]);
+        let on = this.gb.bus.peek(0xFF40) & 0x80 != 0;
+        let lines = this.gb.bus.lcd.line_parameters();
+        // Built with the C API directly: pyo3's generic conversion costs twice PyBoy's time here.
+        // SAFETY: each list is created with its final length and every slot is filled once
+        // with an owned reference (PyList_SetItem steals it) before the list is returned;
+        // every allocation is checked.
+        unsafe {
+            let outer =
+                Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(SCREEN_ROWS as isize))?;
+            for (i, p) in lines.iter().take(SCREEN_ROWS).enumerate() {
+                let row = if on {
+                    [p[0] as i64, p[1] as i64, p[2] as i64 - 7, p[3] as i64]
+                } else {
+                    [0; 4]
+                };
+                let inner = Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(4))?;
+                for (j, v) in row.iter().enumerate() {
+                    let item =
+                        Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyLong_FromLongLong(*v))?;
+                    pyo3::ffi::PyList_SetItem(inner.as_ptr(), j as isize, item.into_ptr());
+                }
+                pyo3::ffi::PyList_SetItem(outer.as_ptr(), i as isize, inner.into_ptr());
+            }
+            Ok(outer)
         }
-        Ok(this
-            .gb
-            .bus
-            .lcd
-            .line_parameters()
-            .iter()
-            .map(|p| [p[0] as i16, p[1] as i16, p[2] as i16 - 7, p[3] as i16])
-            .collect())
     }
 
     /// The whole sound sample buffer (int8, interleaved stereo) and the number of valid values.
