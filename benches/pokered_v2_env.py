@@ -4,7 +4,8 @@ env's code unchanged: only its ``pyboy`` imports are answered by emurust (a shim
 
     python benches/pokered_v2_env.py --rom pokered.gb --state init.state
         [--env-dir ../shared/data/clients/PokemonRedExperiments-v2] [--steps 300]
-        [--processes 1,16] [--check-steps 500] [--profile-steps 300] [--out pokered_v2_env.json]
+        [--processes 1,16] [--check-steps 500] [--profile-steps 300] [--blas-threads 1]
+        [--out pokered_v2_env.json]
 
 Needs ``pip install -e .[bench]`` (scikit-image, mediapy, einops: the env's imports) and
 stable-baselines3. Measures, emurust and PyBoy alternating:
@@ -107,7 +108,13 @@ def run_isolated(backend: str, task: str, args, extra=None) -> dict:
                "--profile-steps", str(args.profile_steps)]
         if extra is not None:
             cmd += ["--task-arg", str(extra)]
-        subprocess.run(cmd, check=True, cwd=args.env_dir)  # the env opens its JSON files from the cwd
+        env = dict(os.environ)
+        if args.blas_threads:
+            # Numerical libraries' thread pools (numpy's OpenBLAS starts one per process, as
+            # many threads as CPUs): the oversubscription check at N processes.
+            for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+                env[var] = str(args.blas_threads)
+        subprocess.run(cmd, check=True, cwd=args.env_dir, env=env)  # the env opens its JSON files from the cwd
         return json.load(open(out.name))
 
 
@@ -263,6 +270,8 @@ def main(argv=None) -> int:
     ap.add_argument("--processes", default="1,16", help="SubprocVecEnv sizes ('' for none)")
     ap.add_argument("--check-steps", type=int, default=500)
     ap.add_argument("--profile-steps", type=int, default=300)
+    ap.add_argument("--blas-threads", type=int, default=0,
+                    help="set OMP/OPENBLAS/MKL_NUM_THREADS in every process (0: leave as is)")
     ap.add_argument("--out", default="pokered_v2_env.json")
     ap.add_argument("--task", help=argparse.SUPPRESS)
     ap.add_argument("--backend", help=argparse.SUPPRESS)
@@ -298,7 +307,7 @@ def main(argv=None) -> int:
     out["profile"] = {b: run_isolated(b, "profile", args) for b in backends}
     for b in backends:
         pr = out["profile"][b]
-        print(f"cProfile {b}: T_emu {pr['t_emu_us_per_step']:,.0f} us/step, T_py {pr['t_py_us_per_step']:,.0f} us/step", flush=True)
+        print(f"split {b}: T_emu {pr['t_emu_us_per_step']:,.0f} us/step, T_py {pr['t_py_us_per_step']:,.0f} us/step", flush=True)
     t_py = out["profile"]["pyboy"]["t_py_us_per_step"]
     t_emu = out["profile"]["pyboy"]["t_emu_us_per_step"]
     out["bound"] = {"t_py_us": t_py, "t_emu_pyboy_us": t_emu,
