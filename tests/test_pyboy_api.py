@@ -866,3 +866,72 @@ def test_cgb_cartridge_runs_as_game_boy_color_like_pyboy():
                 rec("io", pb.memory[0xFF40:0xFF4C])
 
         assert_same(script)
+
+
+def memory_forms_script(pb_api, rec, rom):
+    """Every key and value form of ``memory[...]`` around the edges of emurust's Rust fast path
+    (ints, bools, big and negative ints, (bank, addr) in each region and past it, slices with
+    and without a step, odd types), reads and writes: values and exceptions as PyBoy's."""
+    pb = pb_api.PyBoy(rom, window="null")
+    pb.tick(60, False)
+    m = pb.memory
+    keys = [
+        0, 1, 0x100, 0x3FFF, 0x4000, 0x7FFF, 0x8000, 0x9FFF, 0xA000, 0xBFFF, 0xC000, 0xCFFF, 0xD000, 0xDFFF,
+        0xE000, 0xFDFF, 0xFE00, 0xFE9F, 0xFEA0, 0xFF00, 0xFF04, 0xFF44, 0xFF80, 0xFFFF, 0x10000, 0x1C100, -1,
+        -0xC100, 2**31 - 1, 2**31, -(2**31), -(2**31) - 1, 2**70, True, False, 1.0, "a",  # (memory[None] crashes PyBoy)
+        (0, 0x100), (1, 0x4000), (1, 0x7FFF), (0, 0x4000), (-1, 0x10), (-1, 0x100), (999, 0x4000), (2, 0x2000),
+        (0, 0x8000), (1, 0x8000), (0, 0x9FFF), (0, 0xA000), (0, 0xBFFF), (1, 0xA000), (3, 0xA000), (4, 0xA000),
+        (0, 0xC000), (0, 0xD000), (0, 0xDFFF), (1, 0xD000), (0, 0xE000), (0, 0xFF04),  # (-2, 0x100) and (0, -5): PyBoy reads outside its arrays
+        (True, 0xC000), (0, True), (0,), (0, 1, 2), (0.0, 0xC000), (0, 49152.0), ("x", 1),
+        slice(0xC000, 0xC010), slice(0xC000, 0xC010, 4), slice(0xFFF0, 0x10000), slice(0xFFF0, 0x10001),
+        slice(0xC000, 0xC000), slice(0xC010, 0xC000), slice(None, 0xC000), slice(0xC000, None), slice(0xC000, 0xC010, 0),
+        slice(0xC000, 0xC010, -1), slice(-5, 10), slice(0x10000, 0x10005), slice(True, 5), slice(0xC000, 0xC004, True),
+        slice(49152.0, 0xC004), (0, slice(0xC000, 0xC004)), (1, slice(0x4000, 0x4004)), (0, slice(0xA000, 0xA004)),
+    ]
+    for k in keys:
+        rec.call(f"read {k!r}", lambda k=k: m[k])
+    values = [0, 1, 0x7F, 0xFF, 0x100, -1, True, 2.9, "x", None, [1, 2], 2**64]
+    writable = [0xC100, 0xFF80, 0x2000, (0, 0xC101), (0, 0xD101), (0, 0x8000), (1, 0x4002), (0, 0xA001), (3, 0xA001),
+                (4, 0xA001), (0, 0xFF80), 2**31, -0x3F00, slice(0xC200, 0xC203), (0, slice(0xC300, 0xC302))]
+    for k in writable:
+        for v in values:
+            def write(k=k, v=v):
+                m[k] = v
+                return m[k]
+            rec.call(f"write {k!r} = {v!r}", write)
+    rec.call("len", lambda: len(m))
+    rec.call("iter", lambda: iter(m))
+    rec("after", [m[0xC100], m[0, 0xC101], m[1, 0x4002], m[0, 0xA001], m[0xFF80]])
+
+
+@pytest.mark.parametrize("rom", ["games/runner.gb", "roms/mbc5.gb"])
+def test_memory_forms_identical(rom):
+    assert_same(memory_forms_script, str(ROOT / rom))
+
+
+def per_step_calls_script(pb_api, rec, rom):
+    """The calls an RL step makes, on their fast paths and just beside them: tilemap[x, y]
+    (frame 0 and later, both maps, out of range), get_sprite for every slot, button and
+    send_input with every delay form, tilemap_position_list."""
+    pb = pb_api.PyBoy(rom, window="null")
+    W = pb_api.WindowEvent
+    rec("frame 0 tile", [pb.tilemap_background[3, 4], pb.tilemap_window[0, 0]])
+    for f in range(40):
+        pb.tick(1 + f % 3, f % 2 == 0)
+        bg, win = pb.tilemap_background, pb.tilemap_window
+        rec("tiles", [bg[x, y] for x in range(0, 32, 5) for y in range(0, 32, 7)] + [win[1, 2], win[31, 31]])
+        rec.call("tile out of range", lambda: bg[32, 0])
+        rec.call("tile negative", lambda: bg[0, -1])
+        rec("sprites", [repr(pb.get_sprite(i)) for i in range(40)])
+        rec.call("sprite 40", lambda: pb.get_sprite(40))
+        rec("positions", pb.screen.tilemap_position_list)
+        pb.button(["a", "b", "start", "up"][f % 4], f % 3)
+        rec.call("button negative delay", lambda: pb.button("a", -1))
+        pb.send_input(W.PRESS_ARROW_LEFT if f % 2 else W.RELEASE_ARROW_LEFT)
+        rec("events", [int(e) for e in pb.events])
+        rec("memory", pb.memory[0xC000:0xC100])
+
+
+@pytest.mark.parametrize("rom", ["games/runner.gb", "roms/wrappers/wrap_pokered.gb"])
+def test_per_step_calls_identical(rom):
+    assert_same(per_step_calls_script, str(ROOT / rom))

@@ -44,8 +44,14 @@ class _Reader:
         return self.get(1)[0]
 
 
-def convert(rom: bytes, state: bytes, version: int) -> bytes:
-    """``state`` (a version 29 PyBoy state of ``rom``) in format version ``version``'s layout."""
+def convert(rom: bytes, state: bytes, version: int, *, div: int | None = None, ff6c: int | None = None) -> bytes:
+    """``state`` (a version 29 PyBoy state of ``rom``) in format version ``version``'s layout.
+
+    ``div`` and ``ff6c`` replace two bytes that PyBoy stores beside the value they derive from,
+    as older PyBoy releases wrote them: the timer's DIV byte (from version 5; old releases kept
+    DIV apart from a sub-counter, so it need not be the counter's upper byte) and, before
+    version 16, the FF6C byte of the I/O block (the object priority mode; 0 in old DMG states).
+    """
     if state[0] != CURRENT:
         raise ValueError(f"not a version {CURRENT} state")
     if not 0 <= version <= CURRENT:
@@ -152,14 +158,17 @@ def convert(rom: bytes, state: bytes, version: int) -> bytes:
         out.append(wram_bank)
     else:
         block = bytearray(0x34)
-        block[0x20] = opri
+        block[0x20] = opri if ff6c is None else ff6c
         block[0x24] = wram_bank
         out += block
     if v < 5:
         out.append(ie)
 
     # Timer.
+    timer_at = len(out)
     copy(8, 5)
+    if div is not None and v >= 5:
+        out[timer_at] = div
     copy(1, 20)
     copy(8, 12)
     copy(8, 13)

@@ -155,6 +155,12 @@ class Host:
         """PyBoy tile identifiers at map coordinates (0-31), and the map base and signedness."""
     def oam_read(self) -> tuple[bytes, int]:
         """OAM (160 bytes) and LCDC as PyBoy's sprite objects read them."""
+    def tilemap_tile(self, lcdc_map_bit: int, x: int, y: int) -> tuple[int, int, bool]:
+        """PyBoy's reads for tilemap[x, y]: the tile identifier, the map base and signedness."""
+    def oam_entry(self, index: int) -> tuple[int, int, int, int, int]:
+        """PyBoy's reads for get_sprite(index): four OAM bytes, then LCDC."""
+    def tilemap_position_list(self) -> list[list[int]]:
+        """PyBoy's screen.tilemap_position_list: per line [SCX, SCY, WX - 7, WY] as drawn."""
 
 
 def run_vector_file(path: Union[str, PathLike[str]], max_failures: int = 10) -> dict: ...

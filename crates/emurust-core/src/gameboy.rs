@@ -1638,9 +1638,9 @@ impl GameBoy {
 
     // ---------------------------------------------------------------- save states
 
-    const STATE_MAGIC: &'static [u8; 8] = b"EMURUST\x03";
+    const STATE_MAGIC: &'static [u8; 8] = b"EMURUST\x04";
     /// States of Game Boy Color hardware: the DMG layout followed by the CGB section.
-    const STATE_MAGIC_CGB: &'static [u8; 8] = b"EMURUST\x83";
+    const STATE_MAGIC_CGB: &'static [u8; 8] = b"EMURUST\x84";
 
     fn state_magic(&self) -> &'static [u8; 8] {
         if self.bus.cgb {
@@ -1662,7 +1662,19 @@ impl GameBoy {
         w.u32(sound.sample_rate);
         self.write_machine(&mut w);
         self.bus.cart.save_state(&mut w);
+        self.write_pyboy_stored_values(&mut w);
         w.buf
+    }
+
+    /// Values a loaded PyBoy state stored beside what they derive from, which PyBoy shows and
+    /// saves as stored (see `pyboy_state_versions`): the DIV byte of an older state, the object
+    /// priority byte on a DMG. After the cartridge section: the machine part (and the embedded
+    /// post-boot snapshots, which are machine parts) keeps its layout.
+    fn write_pyboy_stored_values(&self, w: &mut StateWriter) {
+        let shown = self.bus.timer.div_shown();
+        w.bool(shown.is_some());
+        w.u8(shown.unwrap_or(0));
+        w.u8(self.bus.lcd.cgb.opri);
     }
 
     /// Everything but the cartridge.
@@ -1752,6 +1764,10 @@ impl GameBoy {
         }
         let mut decoded = self.read_machine(&mut r)?;
         decoded.bus.cart.load_state(&mut r)?;
+        let shown = r.bool()?;
+        let div = r.u8()?;
+        decoded.bus.timer.set_div_shown(shown.then_some(div));
+        decoded.bus.lcd.cgb.opri = r.u8()?;
         if r.remaining() != 0 {
             return Err(CoreError::State(format!(
                 "{} unexpected bytes at the end",

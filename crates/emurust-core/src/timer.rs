@@ -43,6 +43,10 @@ pub struct Timer {
     /// A register changed (or a state loaded) since the last sync that advanced time: `hint`
     /// may not describe the registers, so [`Timer::sync_if_due`] must not trust it.
     stale_hint: bool,
+    /// DIV as a loaded PyBoy state stored it, where that differs from the counter's upper
+    /// byte (states of PyBoy before format 12 kept a separate DIV and a sub-counter). PyBoy
+    /// shows the stored byte until the timer next advances or DIV is written.
+    div_shown: Option<u8>,
 }
 
 impl Default for Timer {
@@ -63,6 +67,7 @@ impl Timer {
             synced_at: 0,
             hint: 0,
             stale_hint: true,
+            div_shown: None,
         }
     }
 
@@ -109,6 +114,7 @@ impl Timer {
         if elapsed == 0 {
             return false;
         }
+        self.div_shown = None;
         if self.no_overflow_within(elapsed) {
             // Before the overflow (or with the timer off): count. The overflow's time stays
             // where it was, so the distance shrinks by what elapsed (FAR_AWAY stays).
@@ -256,11 +262,12 @@ impl Timer {
     /// up or re-planning (what PyBoy's game wrappers do to seed a game's randomness).
     pub fn set_div_keep_low(&mut self, div: u8) {
         self.stale_hint = true;
+        self.div_shown = None;
         self.counter = ((div as u16) << 8) | (self.counter & 0xFF);
     }
 
     pub fn read_div(&self) -> u8 {
-        (self.counter >> 8) as u8
+        self.div_shown.unwrap_or((self.counter >> 8) as u8)
     }
 
     pub fn read_tima(&self) -> u8 {
@@ -282,6 +289,7 @@ impl Timer {
     /// Writing DIV clears the counter; a falling edge of the selected bit clocks TIMA.
     pub fn write_div(&mut self) {
         self.stale_hint = true;
+        self.div_shown = None;
         if self.enabled() && self.counter & self.edge_bit() != 0 {
             self.increment_tima();
         }
@@ -330,6 +338,15 @@ impl Timer {
         w.u64(self.hint);
     }
 
+    /// DIV as a loaded PyBoy state stored it, while it differs from the counter's upper byte.
+    pub(crate) fn div_shown(&self) -> Option<u8> {
+        self.div_shown
+    }
+
+    pub(crate) fn set_div_shown(&mut self, div: Option<u8>) {
+        self.div_shown = div;
+    }
+
     pub fn load_state(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
         self.counter = r.u16()?;
         self.tima = r.u8()?;
@@ -354,6 +371,7 @@ impl Timer {
         self.synced_at = r.u64()?;
         self.hint = r.u64()?;
         self.stale_hint = true;
+        self.div_shown = None; // in the state's last section (see GameBoy::save_state)
         Ok(())
     }
 }

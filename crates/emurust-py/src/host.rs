@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::{busy, PyGameBoy};
+use crate::{busy, guarded, PyGameBoy, SCREEN_ROWS};
 
 #[pyclass(module = "emurust._core", name = "Host", frozen)]
 pub(crate) struct PyHost {
@@ -295,6 +295,92 @@ impl PyHost {
         let slf = self.gb.bind(py);
         let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
         Ok(PyGameBoy::impl_line_parameters(&this))
+    }
+
+    /// PyBoy's reads for `tilemap[x, y]` after frame 0: LCDC (choosing the map with
+    /// `lcdc_map_bit` and the signedness from bit 4), then the map byte; returns the tile
+    /// identifier, the map base and the signedness. `x` and `y` must be 0-31.
+    fn tilemap_tile(
+        &self,
+        py: Python<'_>,
+        lcdc_map_bit: u8,
+        x: u16,
+        y: u16,
+    ) -> PyResult<(u16, u16, bool)> {
+        if x >= 32 || y >= 32 {
+            return Err(PyValueError::new_err("tile map coordinates are 0-31"));
+        }
+        let slf = self.gb.bind(py);
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        let gb = &mut this.gb;
+        guarded("read", || {
+            let lcdc = gb.read_cpu(0xFF40);
+            let base = if lcdc & lcdc_map_bit != 0 {
+                0x9C00
+            } else {
+                0x9800
+            };
+            let signed = lcdc & 0x10 == 0;
+            let tile = gb.read_cpu(base + 32 * y + x) as u16;
+            let id = if signed && tile < 0x80 {
+                tile + 0x100
+            } else {
+                tile
+            };
+            (id, base, signed)
+        })
+    }
+
+    /// PyBoy's reads for `get_sprite(index)`: the four OAM bytes of the entry, then LCDC.
+    fn oam_entry(&self, py: Python<'_>, index: u16) -> PyResult<(u8, u8, u8, u8, u8)> {
+        if index >= 40 {
+            return Err(PyValueError::new_err("sprite index is 0-39"));
+        }
+        let slf = self.gb.bind(py);
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        let gb = &mut this.gb;
+        let base = 0xFE00 + 4 * index;
+        guarded("read", || {
+            (
+                gb.read_cpu(base),
+                gb.read_cpu(base + 1),
+                gb.read_cpu(base + 2),
+                gb.read_cpu(base + 3),
+                gb.read_cpu(0xFF40),
+            )
+        })
+    }
+
+    /// PyBoy's `screen.tilemap_position_list`: per screen line `[SCX, SCY, WX - 7, WY]` as
+    /// the line was drawn (all zeros while the LCD is off), built here in one call.
+    fn tilemap_position_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let slf = self.gb.bind(py);
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        let on = this.gb.bus.peek(0xFF40) & 0x80 != 0;
+        let lines = this.gb.bus.lcd.line_parameters();
+        // Built with the C API directly: pyo3's generic conversion costs twice PyBoy's time here.
+        // SAFETY: each list is created with its final length and every slot is filled once
+        // with an owned reference (PyList_SetItem steals it) before the list is returned;
+        // every allocation is checked.
+        unsafe {
+            let outer =
+                Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(SCREEN_ROWS as isize))?;
+            for (i, p) in lines.iter().take(SCREEN_ROWS).enumerate() {
+                let row = if on {
+                    [p[0] as i64, p[1] as i64, p[2] as i64 - 7, p[3] as i64]
+                } else {
+                    [0; 4]
+                };
+                let inner = Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(4))?;
+                for (j, v) in row.iter().enumerate() {
+                    let item =
+                        Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyLong_FromLongLong(*v))?;
+                    pyo3::ffi::PyList_SetItem(inner.as_ptr(), j as isize, item.into_ptr());
+                }
+                pyo3::ffi::PyList_SetItem(outer.as_ptr(), i as isize, inner.into_ptr());
+            }
+            Ok(outer)
+        }
     }
 
     /// The whole sound sample buffer (int8, interleaved stereo) and the number of valid values.

@@ -17,10 +17,14 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+/// Lines of the screen (PyBoy's `tilemap_position_list` has one entry per line).
+const SCREEN_ROWS: usize = 144;
+
 mod batch;
 mod files;
 mod host;
 mod pong;
+mod pyboy_memory;
 mod vectors;
 
 use files::load_bytes;
@@ -1180,6 +1184,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BUTTONS", BUTTON_NAMES.to_vec())?;
     let _ = button::A;
     m.add_class::<PyGameBoy>()?;
+    m.add_class::<pyboy_memory::PyBoyMemoryView>()?;
     m.add_function(wrap_pyfunction!(_postboot_snapshot, m)?)?;
     vectors::register(m)?;
     files::register(m)?;

@@ -17,7 +17,9 @@ _C_INT_MIN, _C_INT_MAX = -(2**31), 2**31 - 1
 
 
 def _c_int(value):
-    """PyBoy's compiled API takes addresses as C ints."""
+    """PyBoy's compiled API takes addresses as C ints (converted through a C long first)."""
+    if not -(2**63) <= value < 2**63:
+        raise OverflowError("Python int too large to convert to C long")
     if not _C_INT_MIN <= value <= _C_INT_MAX:
         raise OverflowError("value too large to convert to int")
     return value
@@ -34,6 +36,8 @@ def _u8(value):
             raise TypeError("an integer is required") from None
     if value < 0:
         raise OverflowError("can't convert negative value to uint8_t")
+    if value >= 2**64:
+        raise OverflowError("Python int too large to convert to C unsigned long")
     if value > 0xFF:
         raise OverflowError("value too large to convert to uint8_t")
     return value
@@ -66,10 +70,10 @@ class PyBoyMemoryView:
         start, stop = addr.start, addr.stop
         if start > stop:
             return (-1, -1, 0)
-        try:
-            start = index(start)
-            stop = index(stop)
-            step = 1 if addr.step is None else index(addr.step)
+        try:  # C int conversions, as PyBoy's: floats are truncated
+            start = int(start) if isinstance(start, float) else index(start)
+            stop = int(stop) if isinstance(stop, float) else index(stop)
+            step = 1 if addr.step is None else (int(addr.step) if isinstance(addr.step, float) else index(addr.step))
         except TypeError:
             raise PyBoyInvalidInputException("Slice bounds and step must be integers") from None
         if step <= 0:
@@ -81,6 +85,10 @@ class PyBoyMemoryView:
         bank = 0
         addr = key
         if is_bank:
+            if len(key) != 2:  # PyBoy's (Cython's) unpacking messages
+                if len(key) > 2:
+                    raise ValueError("too many values to unpack (expected 2)")
+                raise ValueError(f"need more than {len(key)} value{'' if len(key) == 1 else 's'} to unpack")
             bank, addr = key
             if not isinstance(bank, int):
                 raise PyBoyInvalidInputException("Bank has to be integer. Slicing is not supported.")

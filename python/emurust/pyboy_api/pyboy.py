@@ -35,6 +35,7 @@ from .symbols import read_symbol_file, symbol_file_candidates
 from .tile import Tile
 from .tilemap import TileMap
 from .utils import (
+    _EVENT_NAMES,
     STATE_VERSION,
     OPCODE_BRK,
     PyBoyAssertException,
@@ -108,6 +109,9 @@ _BUTTON_EVENTS = {
     "start": (WindowEvent.PRESS_BUTTON_START, WindowEvent.RELEASE_BUTTON_START),
     "select": (WindowEvent.PRESS_BUTTON_SELECT, WindowEvent.RELEASE_BUTTON_SELECT),
 }
+
+#: One WindowEvent instance per event number (they are immutable; see send_input).
+_EVENT_OBJECTS = {n: WindowEvent(n) for n in range(len(_EVENT_NAMES))}
 
 # PyBoy's .rtc file: timezero (double), halt, carry, s, m, h, day low, day bit 8, halt,
 # carry, sub-second cycles (64-bit), save time (double).
@@ -324,7 +328,8 @@ class PyBoy:
 
         self.screen = Screen(self)
         self.sound = Sound(self, sample_rate, self._sound_emulated)
-        self.memory = PyBoyMemoryView(self)
+        # The Rust view answers the common forms; the Python one the rare forms and errors.
+        self.memory = _core.PyBoyMemoryView(self._gb, PyBoyMemoryView(self), self._rom_banks, self._ram_banks)
         self.register_file = PyBoyRegisterFile(self)
         self.memory_scanner = MemoryScanner(self)
         self.tilemap_background = TileMap(self, "BACKGROUND")
@@ -528,7 +533,8 @@ class PyBoy:
         self._events = []
         while self._queued_input and self._frame_count == self._queued_input[0][0]:
             _, event = heapq.heappop(self._queued_input)
-            self._events.append(WindowEvent(event))
+            ev = _EVENT_OBJECTS.get(event)
+            self._events.append(WindowEvent(event) if ev is None else ev)
 
     def _pause(self):
         if self._paused:
@@ -887,8 +893,14 @@ class PyBoy:
         events = _BUTTON_EVENTS.get(input.lower())
         if events is None:
             raise PyBoyInvalidInputException("Unrecognized input:", input)
-        self.send_input(events[0])
-        self.send_input(events[1], delay)
+        # send_input(press) then send_input(release, delay), inlined (a per-step call).
+        self._events.append(_EVENT_OBJECTS[events[0]])
+        if delay:
+            if not delay > 0:
+                raise PyBoyInvalidInputException("Only positive integers allowed")
+            heapq.heappush(self._queued_input, (self._frame_count + delay, events[1]))
+        else:
+            self._events.append(_EVENT_OBJECTS[events[1]])
 
     def button_press(self, input):
         events = _BUTTON_EVENTS.get(input.lower())
@@ -911,7 +923,9 @@ class PyBoy:
                 raise PyBoyInvalidInputException("Only positive integers allowed")
             heapq.heappush(self._queued_input, (self._frame_count + delay, event))
         else:
-            self._events.append(WindowEvent(event))
+            # The events are immutable: one shared instance per event number.
+            ev = _EVENT_OBJECTS.get(event)
+            self._events.append(WindowEvent(event) if ev is None else ev)
 
     # ------------------------------------------------------------------ save states
 

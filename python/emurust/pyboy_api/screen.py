@@ -41,11 +41,7 @@ class Screen:
     def tilemap_position_list(self):
         """Per screen line ``[SCX, SCY, WX - 7, WY]`` as the line was drawn; all zeros while
         the LCD is off."""
-        gb = self._pyboy._gb
-        host = self._pyboy._host
-        if gb.read(0xFF40) & 0x80:
-            return [[p[0], p[1], p[2] - 7, p[3]] for p in host.line_parameters()]
-        return [[0, 0, 0, 0] for _ in range(ROWS)]
+        return self._pyboy._host.tilemap_position_list()
 
     def get_tilemap_position(self):
         """``((SCX, SCY), (WX - 7, WY))`` now."""

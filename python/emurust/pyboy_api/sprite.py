@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .constants import LCDC_OFFSET, OAM_OFFSET, SPRITES, TILES
+from .constants import SPRITES, TILES
 from .tile import Tile
 from .utils import PyBoyOutOfBoundsException
 
@@ -15,10 +15,8 @@ class Sprite:
             raise PyBoyOutOfBoundsException(f"Sprite index of {sprite_index} is out of range (0-{SPRITES})")
         self._offset = sprite_index * 4
         self._sprite_index = sprite_index
-        if _raw is None:
-            read = pyboy._host.read_cpu
-            base = OAM_OFFSET + self._offset
-            _raw = (read(base), read(base + 1), read(base + 2), read(base + 3), read(LCDC_OFFSET))
+        if _raw is None:  # PyBoy's five bus reads, in one core call
+            _raw = pyboy._host.oam_entry(sprite_index)
         oam_y, oam_x, tile, attr, lcdc = _raw
         self.y = oam_y - 16
         self.x = oam_x - 8

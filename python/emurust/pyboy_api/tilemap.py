@@ -16,6 +16,7 @@ class TileMap:
         self._pyboy = pyboy
         self._select = select
         self._use_tile_objects = False
+        self._lcdc_bit = 0x40 if select == "WINDOW" else 0x08
         # PyBoy compares the frame counter with this never-updated value: the LCDC is re-read
         # on every access except during frame 0.
         self._frame_count_update = 0
@@ -74,6 +75,18 @@ class TileMap:
         return start, stop, step
 
     def __getitem__(self, xy):
+        # The common form, tilemap[x, y] with ints after frame 0: PyBoy's two reads in one call.
+        if xy.__class__ is tuple and len(xy) == 2 and not self._use_tile_objects:
+            x, y = xy
+            if (
+                x.__class__ is int
+                and y.__class__ is int
+                and 0 <= x < 32
+                and 0 <= y < 32
+                and self._frame_count_update != self._pyboy._frame_count
+            ):
+                tile, self.map_offset, self.signed_tile_data = self._pyboy._host.tilemap_tile(self._lcdc_bit, x, y)
+                return tile
         if isinstance(xy, (int, slice)):
             x, y = xy, slice(None)
         else:

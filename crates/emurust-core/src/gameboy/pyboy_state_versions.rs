@@ -39,6 +39,13 @@
 //! | 27   | CH1 delayed sweep calculation (else 0) |
 //! | 28   | CH1 sweep restart hold (else 0) |
 //!
+//! Stored beside what they derive from, and shown as stored: PyBoy keeps a few values twice,
+//! and older releases wrote them differently. The timer's DIV byte (from version 5) is read
+//! back as stored, not as the counter's upper byte (old releases kept DIV apart from a
+//! sub-counter): PyBoy shows it until the timer next advances or DIV is written. The object
+//! priority mode (the FF6C byte before version 16, 0 in old DMG states) is kept on a DMG too,
+//! unused, and saved again. The core holds both as loaded (`Timer::div_shown`, `cgb.opri`).
+//!
 //! The version 29 readers take the version too, for what a byte-level rewrite cannot say:
 //! fields PyBoy leaves as its running instance has them *after* an earlier part of the load
 //! changed them (the LCDC write switching the LCD on or off) are not assigned; sound before

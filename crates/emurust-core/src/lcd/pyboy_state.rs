@@ -24,9 +24,6 @@ pub const PYBOY_LCD_CGB_EXTRA_LEN: usize = 0x2000 + 1 + 2 * (4 + 64);
 /// Byte length of PyBoy's renderer section.
 pub const PYBOY_RENDERER_SECTION_LEN: usize = SCREEN_W * SCREEN_H * 5 + 1;
 
-/// PyBoy's CGB-only "object priority mode" byte, constant on a DMG.
-const OBJECT_PRIORITY_MODE: u8 = 0xFF;
-
 fn flag(r: &mut StateReader) -> Result<bool, CoreError> {
     // PyBoy reads its booleans as bytes: any non-zero value is true.
     Ok(r.u8()? != 0)
@@ -41,12 +38,8 @@ impl Lcd {
         ] {
             w.u8(v);
         }
-        let opri = if self.cgb_hw {
-            self.cgb.opri
-        } else {
-            OBJECT_PRIORITY_MODE
-        };
-        for v in [self.scy, self.scx, self.wy, self.wx, opri] {
+        // PyBoy keeps the byte on the DMG too (0xFF unless an older state's FF6C byte set it).
+        for v in [self.scy, self.scx, self.wy, self.wx, self.cgb.opri] {
             w.u8(v);
         }
         for p in &self.line_params {
@@ -204,9 +197,7 @@ impl Lcd {
         self.wy = wy;
         self.wx = wx;
         self.line_params = params;
-        if self.cgb_hw {
-            self.cgb.opri = object_priority_mode;
-        }
+        self.cgb.opri = object_priority_mode; // the DMG keeps it too, unused (as PyBoy)
         if version >= 13 {
             self.frame_done = frame_done;
             self.first_frame = first_frame;

@@ -30,7 +30,7 @@ impl Timer {
 
     /// Decode PyBoy's timer section into a new timer.
     pub fn load_pyboy(r: &mut StateReader) -> Result<Timer, CoreError> {
-        let _div = r.u8()?; // the counter's upper byte, derived
+        let div = r.u8()?; // the counter's upper byte, except in older PyBoy states
         let tima = r.u8()?;
         let counter = r.u16()?;
         let countdown = r.u16()?;
@@ -67,6 +67,9 @@ impl Timer {
         t.reload_countdown = countdown as u8;
         t.synced_at = synced_at;
         t.hint = hint;
+        if div != (counter >> 8) as u8 {
+            t.div_shown = Some(div);
+        }
         Ok(t)
     }
 }

@@ -89,8 +89,10 @@ class PyBoyGameWrapper:
                 for y in range(height):
                     scx = lines[(yy + y) * 8][0] // 8
                     scy = lines[(yy + y) * 8][1] // 8
-                    for x in range(width):
-                        tiles[y, x] = tilemap.tile_identifier((xx + x + scx) % 32, (yy + y + scy) % 32)
+                    # One core call per row: the same bus reads, in order, as a
+                    # tile_identifier call per tile.
+                    xs = [(xx + x + scx) % 32 for x in range(width)]
+                    tiles[y, :] = tilemap._identifiers(xs, [(yy + y + scy) % 32])[0]
                 self._cached_game_area_tiles = tiles
             else:
                 self._cached_game_area_tiles = np.asarray(tilemap[xx : xx + width, yy : yy + height], dtype=np.uint32)
