@@ -79,3 +79,6 @@ else
         --ppo-steps "${PONG_PPO_STEPS:-32768}" --out "$OUT/pong_speed.json" 2>&1 | tee -a "$LOG"
 fi
 echo "== done $(date -Is)" | tee -a "$LOG"
+# The device tool brings back at most 8 files: everything in one archive, beside the log.
+tar czf "$OUT/${PART:-games}-results.tar.gz" -C "$OUT" --exclude='*.tar.gz' --exclude="$(basename "$LOG")" . &&
+    find "$OUT" -maxdepth 1 -type f ! -name '*.tar.gz' ! -name "$(basename "$LOG")" -delete
