@@ -261,6 +261,11 @@ def test_bench_runs_from_any_directory_on_the_packaged_games(tmp_path):
     for game in ("dodge.gb", "runner.gb", "snake.gb"):
         assert f"| {game} | no_render | off |" in p.stdout, p.stdout
     assert list(tmp_path.iterdir()) == []
-    assert bench.resolve_rom("snake") == bench.resolve_rom("snake.gb") == str(ROOT / "python" / "emurust" / "roms" / "snake.gb")
+    # The packaged copy, wherever emurust is installed (the repository's with an editable install).
+    import emurust
+
+    packaged = pathlib.Path(emurust.__file__).resolve().parent / "roms" / "snake.gb"
+    assert bench.resolve_rom("snake") == bench.resolve_rom("snake.gb")
+    assert pathlib.Path(bench.resolve_rom("snake")).resolve() == packaged
     with pytest.raises(FileNotFoundError, match="packaged games: dodge.gb, runner.gb, snake.gb"):
         bench.resolve_rom("nope.gb")

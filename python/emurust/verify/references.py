@@ -17,8 +17,11 @@ def references_dir() -> Path:
     env = os.environ.get("EMURUST_REFERENCES")
     if env:
         return Path(env).expanduser()
-    # python/emurust/verify/references.py -> the checkout's root, then ../shared/data/references
-    root = Path(__file__).resolve().parents[3]
+    # The source checkout (the one holding this package, or the current directory's: a
+    # non-editable install lives in site-packages), then ../shared/data/references beside it.
+    from ..prompts import repo_root
+
+    root = repo_root() or Path.cwd()
     return root.parent / "shared" / "data" / "references"
 
 
