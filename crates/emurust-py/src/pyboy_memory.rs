@@ -61,6 +61,20 @@ impl PyBoyMemoryView {
         }
     }
 
+    /// A `(bank, addr)` key of two small ints that `banked` places; None for every other tuple.
+    fn banked_key(&self, tuple: &Bound<'_, PyTuple>) -> PyResult<Option<Banked>> {
+        if tuple.len() != 2 {
+            return Ok(None);
+        }
+        let (Some(bank), Some(addr)) = (
+            small_int(&tuple.get_item(0)?),
+            small_int(&tuple.get_item(1)?),
+        ) else {
+            return Ok(None);
+        };
+        Ok(self.banked(bank, addr))
+    }
+
     fn fast_get(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<PyObject>> {
         if let Some(addr) = small_int(key) {
             if !(C_INT_MIN..=C_INT_MAX).contains(&addr) {
@@ -76,16 +90,7 @@ impl PyBoyMemoryView {
             return Ok(Some(v.into_pyobject(py)?.into_any().unbind()));
         }
         if let Ok(tuple) = key.downcast::<PyTuple>() {
-            if tuple.len() != 2 {
-                return Ok(None);
-            }
-            let (Some(bank), Some(addr)) = (
-                small_int(&tuple.get_item(0)?),
-                small_int(&tuple.get_item(1)?),
-            ) else {
-                return Ok(None);
-            };
-            let Some(place) = self.banked(bank, addr) else {
+            let Some(place) = self.banked_key(tuple)? else {
                 return Ok(None);
             };
             let this = self.gb.bind(py).try_borrow().map_err(|_| busy("GameBoy"))?;
@@ -159,16 +164,7 @@ impl PyBoyMemoryView {
             return Ok(true);
         }
         if let Ok(tuple) = key.downcast::<PyTuple>() {
-            if tuple.len() != 2 {
-                return Ok(false);
-            }
-            let (Some(bank), Some(addr)) = (
-                small_int(&tuple.get_item(0)?),
-                small_int(&tuple.get_item(1)?),
-            ) else {
-                return Ok(false);
-            };
-            let Some(place) = self.banked(bank, addr) else {
+            let Some(place) = self.banked_key(tuple)? else {
                 return Ok(false);
             };
             let mut this = self
