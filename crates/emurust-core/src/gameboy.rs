@@ -928,7 +928,7 @@ impl GameBoy {
         self.apu_may_lag =
             self.halted_fast_path && self.bus.apu.cycles_to_interrupt() >= 4 * FRAME_CYCLES;
         while !self.bus.lcd.frame_done() {
-            self.run_slice_and_sync();
+            self.run_turns();
             if self.cpu.halted && self.halted_fast_path {
                 self.run_halted_turns();
             }
@@ -1043,6 +1043,57 @@ impl GameBoy {
         self.run_budget_and_sync(budget);
     }
 
+    /// [`GameBoy::run_slice_and_sync`], and the turns after it for as long as their ends can be
+    /// light (see [`GameBoy::light_turn_end`]): `run_frame`'s turns of a running CPU.
+    fn run_turns(&mut self) {
+        let budget = self.slice_budget().max(4) as u64;
+        if self.bus.cgb && self.bus.cgbx.hdma.active {
+            self.hdma_turn();
+        } else {
+            self.run_slice::<true>(budget);
+        }
+        self.end_turn(self.bus.cycles, false);
+    }
+
+    /// The end of a turn at `now` = `cycles` and the start of the next slice, run inside the
+    /// slice loop (without returning to `run_frame`) when they can be light: no OAM DMA, no
+    /// serial transfer, an APU whose turn-end catch-up only records the time, no HDMA, EI
+    /// countdown, HALT or breakpoint. The APU, the timer and the LCD do exactly what
+    /// [`GameBoy::end_turn`] does (the timer must: the APU's register writes read its counter
+    /// as of its last sync); the idle serial port's sync, which only moves its clock and which
+    /// every access to it makes first, is left to a later one (syncs compose). Returns true
+    /// when the next slice may start at once: no interrupt pending (so the slice start's
+    /// interrupt check does nothing) and the frame not over. Returns false otherwise, having
+    /// done none or part of `end_turn`, whose rest the caller runs (the parts done find
+    /// nothing left to do). The next slice's budget is then `slice_budget`'s.
+    #[inline(always)]
+    fn light_turn_end(&mut self) -> bool {
+        let now = self.bus.cycles;
+        let bus = &mut self.bus;
+        let apu_lags = self.apu_may_lag && bus.apu.catch_up_can_wait();
+        if bus.dma.active
+            || !bus.serial.idle()
+            || (bus.apu.emulated() && !apu_lags)
+            || (bus.cgb && bus.cgbx.hdma.active)
+            || self.cpu.halted
+            || self.cpu.ei_delay != 0
+            || self.break_hit
+        {
+            return false;
+        }
+        if apu_lags {
+            bus.apu.skip_turn_catch_up(now);
+        } else {
+            bus.apu.tick(now);
+        }
+        if bus.timer.sync(now) {
+            bus.if_reg |= interrupts::TIMER;
+        }
+        bus.lcd.tick(now);
+        bus.drain_lcd_irq();
+        bus.pending_interrupts() == 0 && !bus.lcd.frame_done()
+    }
+
     /// A CPU slice of `budget` cycles (on CGB hardware during an HDMA transfer, PyBoy's HDMA
     /// turn instead), then every device catches up.
     #[inline]
@@ -1050,7 +1101,7 @@ impl GameBoy {
         if self.bus.cgb && self.bus.cgbx.hdma.active {
             self.hdma_turn();
         } else {
-            self.run_slice(budget);
+            self.run_slice::<false>(budget);
         }
         self.end_turn(self.bus.cycles, false);
     }
@@ -1093,7 +1144,7 @@ impl GameBoy {
         } else {
             let to_hblank = self.bus.lcd.cycles_to_mode0();
             let budget = self.slice_budget().min(to_hblank).max(4) as u64;
-            self.run_slice(budget);
+            self.run_slice::<false>(budget);
         }
     }
 
@@ -1249,34 +1300,41 @@ impl GameBoy {
         }
     }
 
-    /// Run the CPU for about `budget` cycles (see the module docs).
-    fn run_slice(&mut self, budget: u64) {
-        let target = self.bus.cycles + budget;
+    /// Run the CPU for about `budget` cycles (see the module docs). `TURNS`: then also the next
+    /// turns while [`GameBoy::light_turn_end`] allows (`run_frame` only).
+    fn run_slice<const TURNS: bool>(&mut self, budget: u64) {
+        let mut target = self.bus.cycles + budget;
         if self.service_interrupts() {
             self.cpu.halted = false;
         } else if self.cpu.halted {
             self.bus.cycles += budget;
         }
         debug_assert_eq!(self.bus.rom_window, self.bus.current_rom_window());
-        self.bus.bail = 0;
-        while self.bus.cycles < target {
-            if self.cpu.ei_delay == 0 && !self.cpu.locked {
-                self.run_plain(target);
-            } else {
-                self.execute_instruction();
-            }
-            let bail = self.bus.bail;
-            if bail != 0 {
-                if bail & BAIL_END != 0 {
-                    break;
+        loop {
+            self.bus.bail = 0;
+            while self.bus.cycles < target {
+                if self.cpu.ei_delay == 0 && !self.cpu.locked {
+                    self.run_plain(target);
+                } else {
+                    self.execute_instruction();
                 }
-                self.bus.bail = 0;
-                if bail & BAIL_DMA_WAIT != 0 {
-                    self.run_dma_wait_loop(target);
-                } else if bail & BAIL_POLL != 0 {
-                    self.run_poll_loop(target);
+                let bail = self.bus.bail;
+                if bail != 0 {
+                    if bail & BAIL_END != 0 {
+                        break;
+                    }
+                    self.bus.bail = 0;
+                    if bail & BAIL_DMA_WAIT != 0 {
+                        self.run_dma_wait_loop(target);
+                    } else if bail & BAIL_POLL != 0 {
+                        self.run_poll_loop(target);
+                    }
                 }
             }
+            if !TURNS || !self.light_turn_end() {
+                return;
+            }
+            target = self.bus.cycles + self.slice_budget().max(4) as u64;
         }
     }
 
