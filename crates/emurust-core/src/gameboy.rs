@@ -795,6 +795,11 @@ pub struct GameBoy {
     /// interpreter runs them. Same results either way (tested); a switch for that test.
     #[doc(hidden)]
     pub wait_loop_fast_paths: bool,
+    /// End the turns of a running CPU inside the slice loop when they can be light
+    /// ([`GameBoy::light_turn_end`], the default); off, every turn returns to `run_frame`.
+    /// Same results either way (tested); a switch for that test and for measurements.
+    #[doc(hidden)]
+    pub light_turns: bool,
     /// Within `run_frame`: the APU may skip its end-of-turn catch-ups while
     /// [`Apu::catch_up_can_wait`]; register accesses and the frame's end catch it up.
     apu_may_lag: bool,
@@ -874,6 +879,7 @@ impl GameBoy {
             frame_start: 0,
             halted_fast_path: true,
             wait_loop_fast_paths: true,
+            light_turns: true,
             apu_may_lag: false,
         };
         if !with_boot {
@@ -1049,8 +1055,10 @@ impl GameBoy {
         let budget = self.slice_budget().max(4) as u64;
         if self.bus.cgb && self.bus.cgbx.hdma.active {
             self.hdma_turn();
-        } else {
+        } else if self.light_turns {
             self.run_slice::<true>(budget);
+        } else {
+            self.run_slice::<false>(budget);
         }
         self.end_turn(self.bus.cycles, false);
     }
