@@ -165,7 +165,8 @@ fn the_memory_view_of_oam_reads_ff_while_a_started_dma_runs() {
 
 /// The fast paths (`GameBoy::run_halted_turns`: lazy timer and APU catch-ups while the CPU is
 /// halted; `run_poll_loop` and `run_dma_wait_loop`: LY/STAT polling loops and OAM DMA wait
-/// loops without the interpreter) change nothing: every frame's screen, samples and whole
+/// loops without the interpreter; `light_turn_end`: a running CPU's turns ended inside the
+/// slice loop) change nothing: every frame's screen, samples and whole
 /// machine state are the same as turn by turn and instruction by instruction, on our games and
 /// test ROMs (HALT with timer, STAT, VBlank and serial interrupts, music on all four channels,
 /// LCD off/on, OAM DMA waits with interrupts and every source), on DMG and Game Boy Color
@@ -191,6 +192,7 @@ fn the_fast_paths_give_the_general_paths_results() {
             (Some(false), true, false),
             (Some(false), false, false),
             (Some(true), true, true),
+            (Some(true), false, false),
         ] {
             let options = Options {
                 cgb,
@@ -203,6 +205,7 @@ fn the_fast_paths_give_the_general_paths_results() {
             let mut slow = GameBoy::with_options(rom.clone(), None, options).unwrap();
             slow.halted_fast_path = false;
             slow.wait_loop_fast_paths = false;
+            slow.light_turns = false;
             let what = format!("{} cgb={cgb:?} sound={emulated}/{sampled}", path.display());
             // Fewer frames in debug builds (overflow checks on), which run ~15x slower.
             let frames: u32 = if cfg!(debug_assertions) { 100 } else { 240 };

@@ -1,0 +1,145 @@
+//! The bus as [`GameBoy::run_plain`](super::GameBoy) drives it: the clock, the instruction in
+//! flight (its start, PC, opcode and data-access stamps) and the bail flags live in this
+//! wrapper, a local the compiler keeps in registers, instead of in [`SystemBus`]'s fields, which
+//! every M-cycle used to load and store. They are handed to the system bus only before a call
+//! that can observe them (an access outside cartridge ROM, work RAM and HRAM) and when the run
+//! ends, so every device sees exactly what it saw before.
+
+use super::{SystemBus, BAIL_EI, BAIL_END};
+use crate::cpu::Bus;
+use crate::pyboy_timing::{Stamp, DATA_ACCESS};
+
+pub(super) struct PlainBus<'a> {
+    pub(super) bus: &'a mut SystemBus,
+    /// [`SystemBus::cycles`].
+    pub(super) cycles: u64,
+    /// [`SystemBus`]'s `instr_start`, `instr_pc`, `opcode`, `stamps` and `bail`.
+    pub(super) instr_start: u64,
+    pub(super) instr_pc: u16,
+    opcode: u16,
+    stamps: [Stamp; 2],
+    pub(super) bail: u8,
+}
+
+impl<'a> PlainBus<'a> {
+    #[inline(always)]
+    pub(super) fn new(bus: &'a mut SystemBus) -> Self {
+        PlainBus {
+            cycles: bus.cycles,
+            instr_start: bus.instr_start,
+            instr_pc: bus.instr_pc,
+            opcode: bus.opcode,
+            stamps: bus.stamps,
+            bail: bus.bail,
+            bus,
+        }
+    }
+
+    /// Hand the local state to the system bus (before a call that may observe it, and when
+    /// the run ends).
+    #[inline(always)]
+    pub(super) fn store(&mut self) {
+        let b = &mut *self.bus;
+        b.cycles = self.cycles;
+        b.instr_start = self.instr_start;
+        b.instr_pc = self.instr_pc;
+        b.opcode = self.opcode;
+        b.stamps = self.stamps;
+        b.bail = self.bail;
+    }
+
+    /// Take back what such a call may change: the stamps (a data access uses its stamp up) and
+    /// the bail flags. The clock and the instruction's start, PC and opcode only change here.
+    #[inline(always)]
+    pub(super) fn reload(&mut self) {
+        self.stamps = self.bus.stamps;
+        self.bail = self.bus.bail;
+    }
+
+    #[inline(always)]
+    fn skip_stamp(&mut self) {
+        self.stamps[0] = self.stamps[1];
+    }
+}
+
+/// The same accesses as `impl Bus for SystemBus`, with the same fast paths; the rest goes to
+/// the same out-of-line code with the state stored first.
+impl Bus for PlainBus<'_> {
+    #[inline(always)]
+    fn fetch(&mut self, addr: u16) -> u8 {
+        self.cycles += 4;
+        let w = &self.bus.rom_window;
+        if addr.wrapping_sub(0x100) < w.span || (addr < 0x100 && w.low) {
+            // SAFETY: as in `SystemBus::fetch`: `addr` < 0x8000, the window is current.
+            let v = unsafe { *w.banks[(addr >> 14) as usize & 1].wrapping_add(addr as usize) };
+            debug_assert_eq!(v, self.bus.cart.read_rom(addr));
+            v
+        } else {
+            self.store();
+            let v = self.bus.fetch_slow(addr);
+            self.reload();
+            v
+        }
+    }
+
+    #[inline(always)]
+    fn read(&mut self, addr: u16) -> u8 {
+        self.cycles += 4;
+        if addr.wrapping_sub(0xC000) < 0x2000 {
+            self.skip_stamp();
+            return self.bus.wram[(addr & 0x1FFF) as usize];
+        }
+        if addr.wrapping_sub(0xFF80) < 0x7F && !self.bus.dma.active {
+            self.skip_stamp();
+            return self.bus.hram[(addr & 0x7F) as usize];
+        }
+        self.store();
+        let v = self.bus.read_slow(addr);
+        self.reload();
+        v
+    }
+
+    #[inline(always)]
+    fn write(&mut self, addr: u16, value: u8) {
+        self.cycles += 4;
+        if addr.wrapping_sub(0xC000) < 0x2000 {
+            self.skip_stamp();
+            self.bus.wram[(addr & 0x1FFF) as usize] = value;
+            return;
+        }
+        if addr.wrapping_sub(0xFF80) < 0x7F && !self.bus.dma.active {
+            self.skip_stamp();
+            self.bus.hram[(addr & 0x7F) as usize] = value;
+            return;
+        }
+        self.store();
+        self.bus.write_slow(addr, value);
+        self.reload();
+    }
+
+    #[inline(always)]
+    fn idle(&mut self) {
+        self.cycles += 4;
+    }
+
+    #[inline(always)]
+    fn decoded(&mut self, opcode: u16) {
+        self.opcode = opcode;
+        self.stamps = DATA_ACCESS[opcode as usize];
+    }
+
+    #[inline(always)]
+    fn ei(&mut self) {
+        self.bail |= BAIL_EI;
+    }
+
+    #[inline(always)]
+    fn reti(&mut self) {
+        // As `SystemBus::reti`.
+        self.bail = if self.bus.pending_interrupts() != 0 {
+            BAIL_END
+        } else {
+            0
+        };
+    }
+}
