@@ -15,13 +15,15 @@
 //!   block is done takes what is left of the others' blocks (a late thread, a slow environment),
 //!   so the call never waits on a thread that was not woken in time.
 //! * **Lingering workers.** A pool thread that finished its block stays in the job and spins
-//!   (the `pause` instruction) waiting for the next call; a call finds it there and starts it
-//!   with one atomic store, no system call. The spin is bounded: twice the gap the caller left
-//!   between its last two calls, at most `EMURUST_SPIN_US` (default 100 us; 0: never spin), and
-//!   none when calls come further apart than that (then waking costs little against the gap).
+//!   (`pause`, then `sched_yield` after 10 us) waiting for the next call; a call finds it there
+//!   and starts it with one atomic store, no system call. The wait is bounded: until the call
+//!   ends at most `EMURUST_SPIN_US` (default 100 us; 0: never spin), then twice the gap the
+//!   caller left between its last two calls plus 5 us, at most `EMURUST_SPIN_US`, and none
+//!   when calls come further apart than that (then waking costs little against the gap).
 //!   After it, the thread returns to Rayon (which parks it); the next call relaunches the
 //!   threads with `spawn_broadcast` (one allocation per relaunch, none per call while they
-//!   linger).
+//!   linger; no relaunch while one is still on its way, so jobs never pile up behind a thread
+//!   the OS keeps waiting).
 //! * **The caller works.** The caller steps the last block, then spins for the others at most
 //!   the same bound and parks (woken by the thread that completes the last environment).
 //! * **Nothing per call is allocated**; results never depend on which thread ran what (each
@@ -79,6 +81,9 @@ struct Inner {
     call_n: AtomicUsize,
     /// Pool threads inside the gang's job (working or spinning for the next call).
     lingering: Padded<AtomicUsize>,
+    /// Gang jobs spawned on pool threads and not started yet. No new launch while one is on
+    /// its way: a thread the OS keeps waiting would otherwise get a job queued per call.
+    unstarted: AtomicUsize,
     /// How long a pool thread spins for the next call (nanoseconds; set by the caller).
     spin_ns: AtomicU64,
     /// The most the threads and the caller spin (EMURUST_SPIN_US).
@@ -208,6 +213,7 @@ impl Gang {
                 done: Padded(AtomicUsize::new(0)),
                 call_n: AtomicUsize::new(0),
                 lingering: Padded(AtomicUsize::new(0)),
+                unstarted: AtomicUsize::new(0),
                 spin_ns: AtomicU64::new(max_spin.as_nanos() as u64),
                 max_spin,
                 job: UnsafeCell::new(Job {
@@ -296,9 +302,13 @@ impl Gang {
                 .store(((end as u64) << 32) | start as u64, Ordering::Release);
         }
         inner.epoch.0.fetch_add(1, Ordering::SeqCst);
-        if inner.lingering.0.load(Ordering::SeqCst) < t - 1 {
+        if inner.lingering.0.load(Ordering::SeqCst) < t - 1
+            && inner.unstarted.load(Ordering::SeqCst) == 0
+        {
             let (shared, grain_of) = (self.inner.clone(), self.grain.clone());
+            inner.unstarted.fetch_add(t, Ordering::SeqCst);
             self.pool.spawn_broadcast(move |ctx| {
+                shared.unstarted.fetch_sub(1, Ordering::SeqCst);
                 let me = ctx.index();
                 if me + 1 < shared.threads {
                     let r = catch_unwind(AssertUnwindSafe(|| {
@@ -462,6 +472,31 @@ mod tests {
             assert!(v.iter().all(|&x| x == 1));
             std::thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    #[test]
+    fn threads_stop_spinning_after_the_bound_and_launches_do_not_pile_up() {
+        let g = gang(4);
+        let mut v = vec![0u32; 400];
+        for _ in 0..3000 {
+            let out = SharedMut::new(&mut v);
+            g.run(400, 8, |r| {
+                unsafe { out.range(r) }.iter_mut().for_each(|x| *x += 1)
+            });
+        }
+        assert!(v.iter().all(|&x| x == 3000));
+        assert!(g.inner.lingering.0.load(Ordering::SeqCst) <= 3);
+        // The spin bound is 100 us at most: well within 2 s every thread has left the job,
+        // and every launched job has started.
+        let t0 = Instant::now();
+        while (g.inner.lingering.0.load(Ordering::SeqCst) > 0
+            || g.inner.unstarted.load(Ordering::SeqCst) > 0)
+            && t0.elapsed() < Duration::from_secs(2)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(g.inner.lingering.0.load(Ordering::SeqCst), 0);
+        assert_eq!(g.inner.unstarted.load(Ordering::SeqCst), 0);
     }
 
     /// The fork-join's own cost: median nanoseconds of one call of 64 items per thread, each
