@@ -3,10 +3,11 @@
 //! Rayon pool's threads and the calling thread.
 //!
 //! Why not plain Rayon (`install` + `par_iter`, or `broadcast`) per call: a Pong batch step is
-//! ~126 us of work on one core, ~8 us per thread on 16, and Rayon's threads fall asleep ~30 us
-//! after their last job; every call then pays the caller's futex wake of each thread, the
-//! threads' wake-up (a halted vCPU on a virtual machine) and the caller's own wake at the join,
-//! and work stealing moves environments between threads (so between caches) from call to call.
+//! ~126 us of work on one core, ~8 us per thread on 16, and Rayon's threads fall asleep after
+//! ~32 rounds of `sched_yield` without work; every call then pays the caller's futex wake of
+//! each thread, the threads' wake-up (a halted vCPU on a virtual machine) and the caller's own
+//! wake at the join, and work stealing moves environments between threads (so between caches)
+//! from call to call.
 //! Here:
 //!
 //! * **Cache-affine blocks.** Participant k (pool thread k, the caller the last block) claims
