@@ -5,7 +5,8 @@
 #   1. Pong, one Python call per step: 64-4,096 games on 1, 2, 4, 8, 16 threads, time per call
 #      against the work per thread (the per-call overhead); run_steps on 4,096 games (no
 #      per-step join); 16 independent processes of 256 games (the machine's own ceiling);
-#   2. Pong 4,096 games again with the pool threads pinned to CPUs (EMURUST_PIN_THREADS=1);
+#   2. Pong 4,096 games again with the pool threads pinned to CPUs (EMURUST_PIN_THREADS=1),
+#      and with 300 us of busy time between calls (as a policy), spin bound 100 us and 1 ms;
 #   3. the Game Boy Batch (Dodge, frame skip 24) at 16/64/256 envs, 1 and 16 threads;
 #   4. RedV2Batch (Pokemon Red, v2's config) at 16/64/256 envs, both schedulers and
 #      RedV2AsyncPool, and the join bound of 16 envs (needs .corpus/pokered and .corpus/v2).
@@ -44,6 +45,11 @@ timeout 200 $PY $B --parts pong,pong_procs --threads "$T" --pong-envs 64,256,102
 echo "== 2. Pong 4,096 games, pool threads pinned (EMURUST_PIN_THREADS=1)" | tee -a "$LOG"
 EMURUST_PIN_THREADS=1 timeout 60 $PY $B --parts pong --threads "1,$TOP" --pong-envs 4096 \
     --out "$OUT/pong_pinned.json" 2>&1 | tee -a "$LOG"
+echo "== 2b. Pong 4,096 games with 300 us of busy time between calls (a policy's), spin bound 100 us / 1 ms" | tee -a "$LOG"
+timeout 60 $PY $B --parts pong --threads "1,$TOP" --pong-envs 4096 --gap-us 300 --repeat 2 \
+    --out "$OUT/pong_gap300.json" 2>&1 | grep -v run_steps | tee -a "$LOG"
+EMURUST_SPIN_US=1000 timeout 60 $PY $B --parts pong --threads "1,$TOP" --pong-envs 4096 --gap-us 300 --repeat 2 \
+    --out "$OUT/pong_gap300_spin1000.json" 2>&1 | grep -v run_steps | tee -a "$LOG"
 echo "== 3. Game Boy Batch (Dodge)" | tee -a "$LOG"
 timeout 120 $PY $B --parts gb --threads "1,$TOP" --gb-envs 16,64,256 --seconds "$S" --out "$OUT/gb.json" 2>&1 | tee -a "$LOG"
 echo "== 4. RedV2Batch / RedV2AsyncPool (Pokemon Red)" | tee -a "$LOG"

@@ -7,10 +7,11 @@ scheduling (``scheduler="rayon"``, the path before), in one run on one machine.
 
 Parts:
   pong        PongBatch.step, one Python call per step, for each batch size, thread count and
-              scheduler: microseconds per call (the median call, each timed alone; also the mean
-              and 90th percentile), the process's CPU time per call (what spinning threads
+              scheduler: microseconds per call (the median call, each timed alone; also the
+              mean wall time per loop iteration, gap included, and the 90th percentile), the process's CPU time per call (what spinning threads
               burn), and the overhead: the median call minus the work per thread (the 1-thread
-              median / threads). Also run_steps
+              median / threads); --gap-us leaves busy time between calls, as a policy
+              would (the gang's threads then spin at most EMURUST_SPIN_US). Also run_steps
               (each thread its block through all the steps, no per-step join) for the largest
               size: the engine's own scaling.
   pong_procs  the ceiling without any sharing: as many processes as the largest thread count,
@@ -69,7 +70,7 @@ def _pong_buffers(n: int):
             np.zeros((n, 8), np.float32))
 
 
-def pong_call_us(n: int, threads: int, scheduler: str, calls: int, repeat: int) -> dict:
+def pong_call_us(n: int, threads: int, scheduler: str, calls: int, repeat: int, gap_us: float = 0.0) -> dict:
     """One PongBatch.step call: the median of every call timed alone (robust to the OS taking
     the CPU now and then, as on a shared machine), the mean (throughput), the 90th percentile,
     and the process's CPU time per call (what spinning threads burn)."""
@@ -84,15 +85,19 @@ def pong_call_us(n: int, threads: int, scheduler: str, calls: int, repeat: int) 
         b.step(acts[t % 64], obs, rew, term, trunc, fin)
     each = np.zeros(calls * repeat)
     clock = time.perf_counter_ns
+    gap_ns = int(gap_us * 1e3)
     t0, c0 = time.perf_counter(), time.process_time()
     for t in range(calls * repeat):
         a = acts[t % 64]
         s = clock()
         b.step(a, obs, rew, term, trunc, fin)
-        each[t] = clock() - s
+        e = clock()
+        each[t] = e - s
+        while gap_ns and clock() - e < gap_ns:  # the policy's time between steps, busy
+            pass
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     each /= 1e3
-    return {"envs": n, "threads": threads, "scheduler": scheduler, "us_per_call": float(np.median(each)),
+    return {"envs": n, "threads": threads, "scheduler": scheduler, "gap_us": gap_us, "us_per_call": float(np.median(each)),
             "mean_us_per_call": wall / (calls * repeat) * 1e6, "p90_us_per_call": float(np.percentile(each, 90)),
             "cpu_us_per_call": cpu / (calls * repeat) * 1e6}
 
@@ -117,7 +122,7 @@ def part_pong(a) -> dict:
     rows = []
     for n in a.pong_envs:
         calls = max(200, min(4000, int(4e5 / n)))
-        one = pong_call_us(n, 1, "gang", calls, a.repeat)  # 1 thread: both schedulers run serially
+        one = pong_call_us(n, 1, "gang", calls, a.repeat, a.gap_us)  # 1 thread: both schedulers run serially
         one["scheduler"] = "serial"
         rows.append(one)
         print(f"pong {n:5d} games, 1 thread: {one['us_per_call']:8.2f} us/call (work per call)", flush=True)
@@ -125,14 +130,14 @@ def part_pong(a) -> dict:
             if t == 1:
                 continue
             for s in SCHEDULERS:
-                r = pong_call_us(n, t, s, calls, a.repeat)
+                r = pong_call_us(n, t, s, calls, a.repeat, a.gap_us)
                 r["work_per_thread_us"] = one["us_per_call"] / t
                 r["overhead_us"] = r["us_per_call"] - r["work_per_thread_us"]
                 r["speedup"] = one["us_per_call"] / r["us_per_call"]
                 rows.append(r)
                 print(f"pong {n:5d} games, {t:2d} threads, {s:5s}: {r['us_per_call']:8.2f} us/call "
                       f"(work/thread {r['work_per_thread_us']:7.2f}, overhead {r['overhead_us']:7.2f} us), "
-                      f"x{r['speedup']:.2f}; mean {r['mean_us_per_call']:8.2f}, p90 {r['p90_us_per_call']:8.2f}, "
+                      f"x{r['speedup']:.2f}; mean/iteration {r['mean_us_per_call']:8.2f}, p90 {r['p90_us_per_call']:8.2f}, "
                       f"CPU {r['cpu_us_per_call']:8.2f} us/call", flush=True)
     n = max(a.pong_envs)
     run = []
@@ -337,6 +342,8 @@ def main() -> None:
     ap.add_argument("--redv2-envs", type=ints, default=[16, 64, 256])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--run-steps", type=int, default=2000, help="steps of one run_steps timing")
+    ap.add_argument("--gap-us", type=float, default=0.0,
+                    help="pong: busy time between calls (a policy's), which sets how long the gang's threads spin")
     ap.add_argument("--seconds", type=float, default=3.0, help="per timed rate (gb, redv2, processes)")
     ap.add_argument("--rom", default=None)
     ap.add_argument("--v2-dir", default=None)
