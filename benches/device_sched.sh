@@ -9,7 +9,8 @@
 #      and with 300 us of busy time between calls (as a policy), spin bound 100 us and 1 ms;
 #   3. the Game Boy Batch (Dodge, frame skip 24) at 16/64/256 envs, 1 and 16 threads;
 #   4. RedV2Batch (Pokemon Red, v2's config) at 16/64/256 envs, both schedulers and
-#      RedV2AsyncPool, and the join bound of 16 envs (needs .corpus/pokered and .corpus/v2).
+#      RedV2AsyncPool, and the join bound of 16 envs (needs .corpus/pokered and .corpus/v2);
+#      again with RedV2Batch's slowest-first order off (EMURUST_SLOW_FIRST=0).
 # Carry .whl (benches/README-device.md; the emurust wheel built from this branch) and .corpus
 # as for benches/device_all.sh (pokered/pokered.gb, v2/ with init.state, map_data.json and
 # events.json). Results in $OUT: sched.log and sched-results.tar.gz. Sizes: THREADS (1,2,4,8,16),
@@ -56,6 +57,9 @@ echo "== 4. RedV2Batch / RedV2AsyncPool (Pokemon Red)" | tee -a "$LOG"
 if [ -f "$C/pokered/pokered.gb" ] && [ -f "$C/v2/events.json" ]; then
     timeout 180 $PY $B --parts redv2 --threads "1,$TOP" --redv2-envs 16,64,256 --seconds "$S" \
         --rom "$C/pokered/pokered.gb" --v2-dir "$C/v2" --out "$OUT/redv2.json" 2>&1 | tee -a "$LOG"
+    echo "== 4b. the same, RedV2Batch's blocks in index order (EMURUST_SLOW_FIRST=0)" | tee -a "$LOG"
+    EMURUST_SLOW_FIRST=0 timeout 180 $PY $B --parts redv2 --threads "1,$TOP" --redv2-envs 16,64,256 --seconds "$S" \
+        --rom "$C/pokered/pokered.gb" --v2-dir "$C/v2" --out "$OUT/redv2_index_order.json" 2>&1 | tee -a "$LOG"
 else
     echo "skipped: carry .corpus/pokered/pokered.gb and .corpus/v2 (see benches/device_all.sh)" | tee -a "$LOG"
 fi

@@ -56,7 +56,7 @@ def _cpu_info() -> dict:
                 break
     except OSError:
         pass
-    for k in ("EMURUST_SPIN_US", "EMURUST_PIN_THREADS"):
+    for k in ("EMURUST_SPIN_US", "EMURUST_PIN_THREADS", "EMURUST_SLOW_FIRST"):
         if k in os.environ:
             info[k] = os.environ[k]
     return info

@@ -364,6 +364,8 @@ struct Env {
     fresh: bool,
     ep: Episode,
     error: Option<CoreError>,
+    /// How long its last step or reset took (ns): the gang steps the slowest of a block first.
+    last_ns: u64,
 }
 
 /// The state v2's `reset` loads.
@@ -440,6 +442,12 @@ pub struct RedV2Batch {
     /// Per-step scratch, allocated once: the actions, and which environments a call runs.
     actions: Vec<u8>,
     selected: Vec<bool>,
+    /// The order the gang steps the environments in: each thread's block (the same
+    /// environments every call) sorted by their last step's time, slowest first, so that a
+    /// slow step starts early and the others of its block can be taken by idle threads
+    /// meanwhile (EMURUST_SLOW_FIRST=0: index order).
+    order: Vec<u32>,
+    slow_first: bool,
 }
 
 type Arr<'py, T> = Bound<'py, PyArrayDyn<T>>;
@@ -564,18 +572,32 @@ impl RedV2Batch {
                 f(i, env, &mut unsafe { rows.row(i) })
             }
         };
-        let (pool, scheduler) = (&self.pool, self.scheduler);
+        let (pool, scheduler, slow_first) = (&self.pool, self.scheduler, self.slow_first);
         let parallel = self.threads > 1 && n > 1;
-        let envs = &mut self.envs;
+        let (envs, order) = (&mut self.envs, &mut self.order);
         let result = py.allow_threads(|| {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 if parallel && scheduler == Scheduler::Gang {
+                    if slow_first {
+                        // The gang's blocks (same bounds as `Gang::run`), each sorted.
+                        let t = pool.threads();
+                        for k in 0..t {
+                            order[k * n / t..(k + 1) * n / t].sort_unstable_by_key(|&e| {
+                                std::cmp::Reverse(envs[e as usize].last_ns)
+                            });
+                        }
+                    }
+                    let order = &*order;
                     let shared = SharedMut::new(envs);
                     pool.run(n, 1, |r| {
-                        let first = r.start;
-                        // SAFETY: the gang hands out each index once.
-                        for (j, env) in unsafe { shared.range(r) }.iter_mut().enumerate() {
-                            work(first + j, env);
+                        for &e in &order[r] {
+                            let e = e as usize;
+                            let start = std::time::Instant::now();
+                            // SAFETY: the gang hands out each index once and `order` is a
+                            // permutation, so environment e is claimed once.
+                            let env = &mut unsafe { shared.range(e..e + 1) }[0];
+                            work(e, env);
+                            env.last_ns = start.elapsed().as_nanos() as u64;
                         }
                     });
                 } else if parallel {
@@ -704,6 +726,7 @@ impl RedV2Batch {
                 fresh: true,
                 ep: Episode::new(),
                 error: None,
+                last_ns: 0,
             });
         }
         let n = envs.len();
@@ -716,6 +739,8 @@ impl RedV2Batch {
             scheduler,
             actions: vec![0; n],
             selected: vec![true; n],
+            order: (0..n as u32).collect(),
+            slow_first: std::env::var("EMURUST_SLOW_FIRST").map_or(true, |v| v.trim() != "0"),
         })
     }
 
