@@ -45,14 +45,14 @@ def run_batch(n, threads, steps=25, seed=3, **kw):
 
 def test_identical_whatever_the_thread_count():
     one = run_batch(6, 1)
-    two = run_batch(6, 2)
-    four = run_batch(6, 4)
-    eight = run_batch(6, 8)  # more threads than environments
-    for x, y, z, w in zip(one, two, four, eight):
-        for k in x:
-            np.testing.assert_array_equal(x[k], y[k], err_msg=k)
-            np.testing.assert_array_equal(x[k], z[k], err_msg=k)
-            np.testing.assert_array_equal(x[k], w[k], err_msg=k)
+    # The gang (the default scheduler) with blocks of several environments, of one, and more
+    # threads than environments; and Rayon's own scheduling (scheduler="rayon").
+    others = [run_batch(6, 2), run_batch(6, 4), run_batch(6, 8), run_batch(6, 3, scheduler="rayon"),
+              run_batch(6, 8, scheduler="rayon")]
+    for other in others:
+        for x, y in zip(one, other):
+            for k in x:
+                np.testing.assert_array_equal(x[k], y[k], err_msg=k)
     # Something actually happened (scores moved, screens differ between environments).
     assert any(s["rewards"].any() for s in one)
     assert not np.array_equal(one[-1]["grey"][0], one[-1]["grey"][1])
@@ -260,7 +260,8 @@ def test_bad_arguments_raise_clear_errors_before_running():
                     ({"terminate": [(0xC000, "u8", "=~", 1.0)]}, ValueError),
                     ({"actions": ["a", "jump"]}, ValueError), ({"actions": [1.5]}, TypeError),
                     ({"actions": []}, ValueError), ({"frame_skip": 0}, ValueError),
-                    ({"num_threads": 0}, ValueError), ({"reset_script": [("start", -1)]}, ValueError)]:
+                    ({"num_threads": 0}, ValueError), ({"reset_script": [("start", -1)]}, ValueError),
+                    ({"scheduler": "fast"}, ValueError)]:
         with pytest.raises(exc):
             _core.Batch(DODGE, 1, **kw)
     with pytest.raises(ValueError):
@@ -269,6 +270,48 @@ def test_bad_arguments_raise_clear_errors_before_running():
         _core.Batch(b"\x00" * 100, 1)
     with pytest.raises(IndexError):
         b.save_state(3)
+
+
+def test_scheduler_option_and_environment_variable(monkeypatch):
+    assert _core.Batch(DODGE, 2, num_threads=2).scheduler == "gang"
+    assert _core.Batch(DODGE, 2, num_threads=2, scheduler="rayon").scheduler == "rayon"
+    monkeypatch.setenv("EMURUST_SCHEDULER", "rayon")
+    assert _core.Batch(DODGE, 2, num_threads=2).scheduler == "rayon"
+    assert _core.Batch(DODGE, 2, num_threads=2, scheduler="gang").scheduler == "gang"  # the argument wins
+    monkeypatch.setenv("EMURUST_SCHEDULER", "fastest")
+    with pytest.raises(ValueError, match="EMURUST_SCHEDULER"):
+        _core.Batch(DODGE, 2)
+
+
+def test_batches_on_one_pool_stepped_from_two_python_threads_match_serial_runs(monkeypatch):
+    """The gang runs one call at a time per pool: two Python threads stepping two batches that
+    share a pool (GIL released in both) get what each batch gets alone."""
+    import threading
+
+    def run(b, seed, steps=12):
+        b.seed(seed)
+        b.reset()
+        rng = np.random.default_rng(seed)
+        out = []
+        for _ in range(steps):
+            b.step(rng.integers(0, b.num_actions, b.num_envs))
+            out.append(b.buffers["grey"].copy())
+        return out
+
+    monkeypatch.setenv("EMURUST_NUM_THREADS", "3")  # the shared pool's size: both batches use it
+    kw = dict(frame_skip=30, noop_max=20, reset_script=START, obs="grey")
+    alone = [run(_core.Batch(DODGE, 7, **kw), s) for s in (1, 2)]
+    together: dict = {}
+    batches = [_core.Batch(DODGE, 7, **kw) for _ in range(2)]
+    assert [b.num_threads for b in batches] == [3, 3]
+    threads = [threading.Thread(target=lambda i=i: together.__setitem__(i, run(batches[i], i + 1))) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(2):
+        for x, y in zip(alone[i], together[i]):
+            np.testing.assert_array_equal(x, y)
 
 
 def test_buffers_are_read_only_views():
@@ -327,11 +370,20 @@ def test_batches_share_one_thread_pool_per_process():
     code = textwrap.dedent(f"""
         import os, numpy as np, emurust
         from emurust import _core
-        def pool_threads():
+        def count_threads():
             n = 0
             for t in os.listdir("/proc/self/task"):
                 with open(f"/proc/self/task/{{t}}/comm") as f:
                     n += f.read().startswith("emurust-batch")
+            return n
+        def pool_threads(expect):
+            # A pool's threads name themselves when they first run, which the gang does not
+            # wait for (its caller may step every environment itself): give them a moment.
+            import time
+            n, t0 = count_threads(), time.monotonic()
+            while n != expect and time.monotonic() - t0 < 5:
+                time.sleep(0.01)
+                n = count_threads()
             return n
         emurust.set_num_threads(3)
         assert emurust.get_num_threads() == 3
@@ -339,12 +391,12 @@ def test_batches_share_one_thread_pool_per_process():
         for b in batches:
             b.reset(); b.step(np.zeros(4, dtype=np.int64))
             assert b.num_threads == 3
-        shared = pool_threads()
+        shared = pool_threads(3)
         own = _core.Batch({DODGE!r}, 4, frame_skip=2, num_threads=2)
         own.reset()
         same = _core.Batch({DODGE!r}, 4, frame_skip=2, num_threads=3)  # the shared size: shared pool
         same.reset()
-        print(shared, pool_threads())
+        print(shared, pool_threads(5))
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr

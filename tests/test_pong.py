@@ -179,8 +179,11 @@ def test_vector_env_matches_the_reference_and_reports_final_obs(vp):
 def test_results_do_not_depend_on_threads():
     n = 700
     outs = []
-    for threads in (1, 2):
-        b = _core.PongBatch(n, num_threads=threads, max_score=3)
+    # The gang (default) at 1-5 threads (more threads than this machine's CPUs, blocks of
+    # different sizes, claims stolen across blocks), and Rayon's scheduling.
+    for threads, scheduler in ((1, "gang"), (2, "gang"), (3, "gang"), (5, "gang"), (2, "rayon"), (3, "rayon")):
+        b = _core.PongBatch(n, num_threads=threads, max_score=3, scheduler=scheduler)
+        assert b.scheduler == scheduler
         b.seed(list(range(n)))
         obs, rew, term, trunc, fin = _outputs(n)
         b.reset(obs)
@@ -190,9 +193,11 @@ def test_results_do_not_depend_on_threads():
             b.step(rng.integers(0, 3, n), obs, rew, term, trunc, fin)
             acc.append((obs.copy(), rew.copy(), term.copy()))
         outs.append(acc)
-    for x, y in zip(*outs):
-        for a, b_ in zip(x, y):
-            assert np.array_equal(a, b_)
+    for other in outs[1:]:
+        for x, y in zip(outs[0], other):
+            for a, b_ in zip(x, y):
+                assert np.array_equal(a, b_)
+    assert any(r.any() for _, r, _ in outs[0]) and any(t.any() for _, _, t in outs[0])
 
 
 def test_single_env_and_truncation():
@@ -241,6 +246,8 @@ def test_bad_input_is_a_clear_error():
         env.reset(seed=2**32 - 2)  # game 2 would get 2**32
     with pytest.raises(ValueError, match="SAME_STEP"):
         PongVectorEnv(2, autoreset_mode="NextStep")
+    with pytest.raises(ValueError, match="scheduler must be 'gang' or 'rayon'"):
+        _core.PongBatch(2, scheduler="fast")
     b = _core.PongBatch(2)
     with pytest.raises(ValueError, match="obs"):
         b.reset(np.zeros((3, 8), np.float32))
@@ -255,8 +262,8 @@ def test_run_steps_equals_stepping_one_call_per_step():
     n, steps = 300, 400
     acts = np.random.default_rng(2).integers(0, 3, (7, n)).astype(np.int32)
     totals, states = [], []
-    for threads in (1, 2):
-        b = _core.PongBatch(n, num_threads=threads)
+    for threads, scheduler in ((1, "gang"), (2, "gang"), (3, "gang"), (2, "rayon")):
+        b = _core.PongBatch(n, num_threads=threads, scheduler=scheduler)
         b.seed(list(range(n)))
         b.reset(np.zeros((n, 8), np.float32))
         totals.append(b.run_steps(acts, steps))
@@ -269,7 +276,7 @@ def test_run_steps_equals_stepping_one_call_per_step():
     for t in range(steps):
         ref.step(acts[t % 7].astype(np.int64), obs, rew, term, trunc, fin)
         total += float(rew.astype(np.float64).sum())
-    assert totals[0] == totals[1] == total
-    assert states[0] == states[1] == [ref.get_state(i) for i in range(n)]
+    assert all(t == total for t in totals)
+    assert all(s == [ref.get_state(i) for i in range(n)] for s in states)
     with pytest.raises(ValueError, match="shape"):
         ref.run_steps(np.zeros((2, n + 1), np.int32), 1)

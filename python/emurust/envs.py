@@ -60,6 +60,11 @@ Arguments (all keyword):
     Rayon threads. Default: the one pool all batches of the process share, of
     :func:`emurust.set_num_threads` threads (else ``EMURUST_NUM_THREADS``, else the number of
     CPUs); another count gives the batch a pool of its own. Results do not depend on it.
+``scheduler`` (None)
+    how a step is spread over the threads: ``"gang"`` (each thread the same block of
+    environments every step, threads waiting briefly for the next step; the default) or
+    ``"rayon"`` (each step handed to Rayon, the earlier path). None: ``EMURUST_SCHEDULER``,
+    else ``"gang"``. Results do not depend on it; see docs/scheduling.md.
 ``cgb`` (None)
     PyBoy's hardware choice: None = Game Boy Color for cartridges whose header asks for it,
     True/False to force it. On the Game Boy Color ``grey``/``grey_half`` are the luma of the
@@ -140,6 +145,7 @@ class BatchDriver:
         cgb: Optional[bool] = None,
         sound_emulated: bool = True,
         same_step_reset: bool = False,
+        scheduler: Optional[str] = None,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)):
             raise TypeError(f"num_envs must be an int, got {type(num_envs).__name__}")
@@ -188,6 +194,7 @@ class BatchDriver:
             # A Python reward_fn reads each step's RAM: ended environments must not be reset
             # before it has, so they are reset by a second call (`reset`) instead.
             same_step_reset=bool(same_step_reset) and reward_fn is None,
+            scheduler=scheduler,
         )
         self.same_step_reset = bool(same_step_reset) and reward_fn is None
         if per_env_states:

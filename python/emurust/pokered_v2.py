@@ -112,11 +112,13 @@ def _core_kwargs(cfg: Dict[str, Any], num_threads: Optional[int]) -> Dict[str, A
 class RedV2Batch:
     """The batch itself: ``reset(mask)`` and ``step(actions)`` return fresh arrays (N rows)."""
 
-    def __init__(self, config: Dict[str, Any], num_envs: int, *, num_threads: Optional[int] = None):
+    def __init__(self, config: Dict[str, Any], num_envs: int, *, num_threads: Optional[int] = None,
+                 scheduler: Optional[str] = None):
         cfg = {**V2_DEFAULTS, **config}
         self.config = cfg
         self.event_names: Dict[str, str] = json.loads(_find(cfg, "events_path", "events.json").read_text())
-        self.core = _core.RedV2Batch(*_core_args(cfg, num_envs), **_core_kwargs(cfg, num_threads))
+        # scheduler: "gang" (default; EMURUST_SCHEDULER) or "rayon", see docs/scheduling.md.
+        self.core = _core.RedV2Batch(*_core_args(cfg, num_envs), **_core_kwargs(cfg, num_threads), scheduler=scheduler)
         self.num_envs = int(num_envs)
         self.max_steps = int(cfg["max_steps"])
 

@@ -38,6 +38,7 @@ use spec::{
     VISITED_MAX_TOTAL_BYTES,
 };
 
+use crate::gang::{self, Gang, SharedMut};
 use crate::{busy, load_bytes, options_from_py, to_py, StateError, SIGNAL_SLICE};
 
 /// The default discrete action set: no-op, each button, and the usual jump/fire + move combos.
@@ -315,8 +316,9 @@ pub struct Batch {
     cfg: Config,
     out: Outputs,
     /// The process's shared pool, or this batch's own when it asked for another size.
-    pool: Arc<rayon::ThreadPool>,
+    pool: Arc<Gang>,
     threads: usize,
+    scheduler: Scheduler,
     /// One claim cursor per pool thread (see `run_home_blocks`), allocated once.
     blocks: Vec<BlockCursor>,
     /// Per-step scratch (allocated once).
@@ -641,10 +643,21 @@ impl Batch {
                 }
             };
             let envs = &mut self.envs;
+            let (scheduler, blocks) = (self.scheduler, &self.blocks);
             let result = py.allow_threads(|| {
                 catch_unwind(AssertUnwindSafe(|| {
-                    if parallel {
-                        run_home_blocks(pool, &self.blocks, envs, work);
+                    if parallel && scheduler == Scheduler::Gang {
+                        let n = envs.len();
+                        let shared = SharedMut::new(envs);
+                        pool.run(n, 1, |r| {
+                            let first = r.start;
+                            // SAFETY: the gang hands out each index once.
+                            for (j, env) in unsafe { shared.range(r) }.iter_mut().enumerate() {
+                                work((first + j, env));
+                            }
+                        });
+                    } else if parallel {
+                        run_home_blocks(pool.pool(), blocks, envs, work);
                     } else {
                         envs.iter_mut().enumerate().for_each(work);
                     }
@@ -751,7 +764,7 @@ impl Batch {
     #[pyo3(signature = (rom, num_envs, *, actions=None, frame_skip=24, press_frames=8,
         obs=None, ram=None, reward=None, terminate=None, max_episode_steps=0, noop_max=0,
         reset_script=None, start_state=None, num_threads=None, cgb=None, sound_emulated=true,
-        sound_sample_rate=None, same_step_reset=false))]
+        sound_sample_rate=None, same_step_reset=false, scheduler=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -773,7 +786,9 @@ impl Batch {
         sound_emulated: bool,
         sound_sample_rate: Option<i64>,
         same_step_reset: bool,
+        scheduler: Option<&str>,
     ) -> PyResult<Self> {
+        let scheduler = Scheduler::from_py(scheduler)?;
         let options = options_from_py(cgb, sound_emulated, sound_sample_rate)?;
         if !(1..=65536).contains(&num_envs) {
             return Err(PyValueError::new_err(format!(
@@ -1092,6 +1107,7 @@ impl Batch {
             },
             pool,
             threads,
+            scheduler,
             blocks: (0..threads).map(|_| BlockCursor::default()).collect(),
             jobs: vec![Job::Skip; n],
             actions: vec![0; n],
@@ -1123,6 +1139,13 @@ impl Batch {
     fn num_threads(slf: &Bound<'_, Self>) -> PyResult<usize> {
         let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
         Ok(Self::impl_num_threads(&this))
+    }
+
+    /// How steps are spread over the threads: "gang" or "rayon" (the `scheduler` argument).
+    #[getter]
+    fn scheduler(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
+        let this = slf.try_borrow().map_err(|_| busy("Batch"))?;
+        Ok(this.scheduler.name())
     }
 
     #[getter]
@@ -1503,8 +1526,9 @@ impl Batch {
 
 /// The thread count set by `set_num_threads` (0: not set).
 static CONFIGURED_THREADS: AtomicUsize = AtomicUsize::new(0);
-/// The process-wide pool that batches share (built on first use, rebuilt when resized).
-static SHARED_POOL: Mutex<Option<Arc<rayon::ThreadPool>>> = Mutex::new(None);
+/// The process-wide pool that batches share, with its fork-join (built on first use, rebuilt
+/// when resized).
+static SHARED_POOL: Mutex<Option<Arc<Gang>>> = Mutex::new(None);
 
 fn check_threads(t: i64, what: &str) -> PyResult<usize> {
     if !(1..=1024).contains(&t) {
@@ -1532,18 +1556,21 @@ fn shared_threads() -> PyResult<usize> {
     Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-fn build_pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
-    rayon::ThreadPoolBuilder::new()
+fn build_pool(threads: usize) -> PyResult<Arc<Gang>> {
+    let mut b = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
-        .thread_name(|i| format!("emurust-batch-{i}"))
-        .build()
-        .map(Arc::new)
+        .thread_name(|i| format!("emurust-batch-{i}"));
+    if gang::pin_threads() {
+        b = b.start_handler(gang::pin_to_cpu);
+    }
+    b.build()
+        .map(|p| Arc::new(Gang::new(Arc::new(p))))
         .map_err(|e| PyRuntimeError::new_err(format!("cannot start the thread pool: {e}")))
 }
 
-/// The pool for a batch asking for `num_threads` (None: the shared size): the shared pool when
-/// the size is the shared one, else a pool of its own.
-pub(crate) fn pool_for(num_threads: Option<i64>) -> PyResult<(Arc<rayon::ThreadPool>, usize)> {
+/// The pool (and its fork-join) for a batch asking for `num_threads` (None: the shared size):
+/// the shared pool when the size is the shared one, else a pool of its own.
+pub(crate) fn pool_for(num_threads: Option<i64>) -> PyResult<(Arc<Gang>, usize)> {
     let shared = shared_threads()?;
     let threads = match num_threads {
         None => shared,
@@ -1554,11 +1581,49 @@ pub(crate) fn pool_for(num_threads: Option<i64>) -> PyResult<(Arc<rayon::ThreadP
     }
     let mut slot = SHARED_POOL.lock().unwrap_or_else(|e| e.into_inner());
     match &*slot {
-        Some(p) if p.current_num_threads() == threads => Ok((p.clone(), threads)),
+        Some(p) if p.threads() == threads => Ok((p.clone(), threads)),
         _ => {
             let p = build_pool(threads)?;
             *slot = Some(p.clone());
             Ok((p, threads))
+        }
+    }
+}
+
+/// How a batch's step is spread over its threads (the `scheduler` argument of `Batch`,
+/// `RedV2Batch` and `PongBatch`; default: EMURUST_SCHEDULER, else "gang").
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Scheduler {
+    /// `gang::Gang`: per-thread home blocks, threads spinning briefly between calls.
+    Gang,
+    /// Each call handed to Rayon as before (its threads park between calls); kept to measure
+    /// the gang against.
+    Rayon,
+}
+
+impl Scheduler {
+    pub(crate) fn from_py(name: Option<&str>) -> PyResult<Scheduler> {
+        let env = std::env::var("EMURUST_SCHEDULER").ok();
+        let (name, what) = match name {
+            Some(n) => (n.to_string(), "scheduler"),
+            None => match env {
+                Some(e) => (e, "EMURUST_SCHEDULER"),
+                None => return Ok(Scheduler::Gang),
+            },
+        };
+        match name.trim() {
+            "gang" => Ok(Scheduler::Gang),
+            "rayon" => Ok(Scheduler::Rayon),
+            other => Err(PyValueError::new_err(format!(
+                "{what} must be 'gang' or 'rayon', got {other:?}"
+            ))),
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Scheduler::Gang => "gang",
+            Scheduler::Rayon => "rayon",
         }
     }
 }

@@ -22,6 +22,7 @@ const SCREEN_ROWS: usize = 144;
 
 mod batch;
 mod files;
+mod gang;
 mod host;
 mod pong;
 mod pyboy_memory;

@@ -1,9 +1,10 @@
 //! `emurust._core.PongBatch`: N games of PufferLib's Pong (crates/emurust-pong) stepped by one
-//! call, the GIL released, on Rayon threads (each thread a contiguous block of games), the
-//! results written into NumPy arrays the caller passes. Games are independent (each owns its
-//! `rand()` stream), so results do not depend on the thread count.
+//! call, the GIL released, on the batch's threads (`crate::gang`: each thread the same
+//! contiguous block of games every call), the results written into NumPy arrays the caller
+//! passes. Games are independent (each owns its `rand()` stream), so results do not depend on
+//! the thread count or the scheduler.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use emurust_pong::{Pong, PongConfig, OBS_SIZE};
 use numpy::{
@@ -14,10 +15,17 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rayon::prelude::*;
 
-use crate::batch::pool_for;
+use crate::batch::{pool_for, Scheduler};
+use crate::gang::{Gang, SharedMut};
 
-/// Games per Rayon task at least: below this the dispatch costs more than the games.
+/// Games per Rayon task at least (scheduler "rayon"): below this the dispatch costs more than
+/// the games.
 const MIN_CHUNK: usize = 64;
+/// Games per claim at least (scheduler "gang"; a game step is ~25 ns, so ~1.5 us): a batch of
+/// this many games or fewer runs on the caller alone.
+const MIN_GRAIN: usize = 64;
+/// Game steps per round of `run_steps` (~30 ms on one core): signals are checked between.
+const RUN_ROUND_GAME_STEPS: usize = 1 << 20;
 
 /// N Pong games (see the module docs of `emurust.pong`).
 #[pyclass(module = "emurust._core")]
@@ -27,8 +35,9 @@ pub struct PongBatch {
     episode_steps: Vec<u32>,
     max_episode_steps: u32,
     actions: Vec<i32>,
-    pool: Arc<rayon::ThreadPool>,
+    pool: Arc<Gang>,
     threads: usize,
+    scheduler: Scheduler,
 }
 
 fn value_err(msg: impl Into<String>) -> PyErr {
@@ -54,6 +63,35 @@ struct Block<'a> {
     terminated: &'a mut [bool],
     truncated: &'a mut [bool],
     final_obs: &'a mut [f32],
+}
+
+/// The output arrays as raw slices, for the gang's participants (each writes its own rows).
+struct SharedBlock {
+    games: SharedMut<Pong>,
+    steps: SharedMut<u32>,
+    obs: SharedMut<f32>,
+    rewards: SharedMut<f32>,
+    terminated: SharedMut<bool>,
+    truncated: SharedMut<bool>,
+    final_obs: SharedMut<f32>,
+}
+
+impl SharedBlock {
+    /// # Safety
+    /// `r` is within the batch and claimed by the caller alone (the gang's claims).
+    unsafe fn block<'a>(&'a self, r: std::ops::Range<usize>, actions: &'a [i32]) -> Block<'a> {
+        let rows = r.start * OBS_SIZE..r.end * OBS_SIZE;
+        Block {
+            games: self.games.range(r.clone()),
+            steps: self.steps.range(r.clone()),
+            actions: &actions[r.clone()],
+            obs: self.obs.range(rows.clone()),
+            rewards: self.rewards.range(r.clone()),
+            terminated: self.terminated.range(r.clone()),
+            truncated: self.truncated.range(r),
+            final_obs: self.final_obs.range(rows),
+        }
+    }
 }
 
 fn step_block(b: Block<'_>, max_steps: u32) {
@@ -82,6 +120,12 @@ impl PongBatch {
         self.games.len().div_ceil(self.threads).max(MIN_CHUNK)
     }
 
+    /// Games per claim of the gang: a quarter of a thread's block (a late thread's games are
+    /// taken in a few pieces), at least `MIN_GRAIN`.
+    fn grain(&self) -> usize {
+        (self.games.len() / (4 * self.threads)).max(MIN_GRAIN)
+    }
+
     fn game(&self, i: i64) -> PyResult<&Pong> {
         usize::try_from(i)
             .ok()
@@ -101,7 +145,7 @@ impl PongBatch {
     #[pyo3(signature = (num_envs, *, width=500.0, height=640.0, paddle_width=20.0, paddle_height=70.0,
         ball_width=32.0, ball_height=32.0, paddle_speed=8.0, ball_initial_speed_x=10.0,
         ball_initial_speed_y=1.0, ball_max_speed_y=13.0, ball_speed_y_increment=3.0,
-        max_score=21, frameskip=1, max_episode_steps=0, num_threads=None))]
+        max_score=21, frameskip=1, max_episode_steps=0, num_threads=None, scheduler=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         num_envs: i64,
@@ -120,7 +164,9 @@ impl PongBatch {
         frameskip: i64,
         max_episode_steps: i64,
         num_threads: Option<i64>,
+        scheduler: Option<&str>,
     ) -> PyResult<Self> {
+        let scheduler = Scheduler::from_py(scheduler)?;
         if !(1..=1 << 24).contains(&num_envs) {
             return Err(value_err(format!(
                 "num_envs must be between 1 and 16777216, got {num_envs}"
@@ -156,6 +202,7 @@ impl PongBatch {
             actions: vec![0; n],
             pool,
             threads,
+            scheduler,
         })
     }
 
@@ -167,6 +214,12 @@ impl PongBatch {
     #[getter]
     fn num_threads(&self) -> usize {
         self.threads
+    }
+
+    /// How steps are spread over the threads: "gang" or "rayon" (the `scheduler` argument).
+    #[getter]
+    fn scheduler(&self) -> &'static str {
+        self.scheduler.name()
     }
 
     #[getter]
@@ -262,10 +315,30 @@ impl PongBatch {
         check_len("rewards", rewards.len(), n)?;
         check_len("terminated", terminated.len(), n)?;
         check_len("truncated", truncated.len(), n)?;
-        let chunk = self.chunk();
         let max_steps = self.max_episode_steps;
+        if self.scheduler == Scheduler::Gang {
+            let grain = self.grain();
+            let shared = SharedBlock {
+                games: SharedMut::new(&mut self.games),
+                steps: SharedMut::new(&mut self.episode_steps),
+                obs: SharedMut::new(obs),
+                rewards: SharedMut::new(rewards),
+                terminated: SharedMut::new(terminated),
+                truncated: SharedMut::new(truncated),
+                final_obs: SharedMut::new(final_obs),
+            };
+            let (actions, pool) = (&self.actions, &self.pool);
+            py.allow_threads(|| {
+                // SAFETY: the gang hands out each game index once.
+                pool.run(n, grain, |r| {
+                    step_block(unsafe { shared.block(r, actions) }, max_steps)
+                })
+            });
+            return Ok(());
+        }
+        let chunk = self.chunk();
         let (games, steps, actions) = (&mut self.games, &mut self.episode_steps, &self.actions);
-        let pool = &self.pool;
+        let pool = self.pool.pool();
         py.allow_threads(|| {
             if n <= chunk {
                 step_block(
@@ -342,12 +415,10 @@ impl PongBatch {
         if let Some(a) = table.iter().find(|a| !(0..=2).contains(*a)) {
             return Err(value_err(format!("actions must be 0, 1 or 2, got {a}")));
         }
-        let chunk = self.chunk();
         let rows = shape[0];
-        let (games, pool) = (&mut self.games, &self.pool);
-        let run_block = |first: usize, block: &mut [Pong]| {
+        let run_block = |first: usize, block: &mut [Pong], steps: std::ops::Range<usize>| {
             let mut total = 0f64;
-            for t in 0..steps as usize {
+            for t in steps {
                 let row = &table[(t % rows) * n + first..];
                 for (g, &a) in block.iter_mut().zip(row) {
                     total += g.step(a).reward as f64;
@@ -355,15 +426,46 @@ impl PongBatch {
             }
             total
         };
+        if self.scheduler == Scheduler::Gang {
+            // Each thread runs its whole block through a round of steps (no per-step join);
+            // rounds are ~30 ms on one core, and signals are handled between them.
+            let per_round = (RUN_ROUND_GAME_STEPS / n).max(1);
+            let block = n.div_ceil(self.threads);
+            let shared = SharedMut::new(&mut self.games);
+            let pool = &self.pool;
+            // Rewards are whole numbers, so the f64 sum is exact in any order.
+            let total = Mutex::new(0f64);
+            let mut done = 0usize;
+            let steps = steps as usize;
+            while done < steps {
+                let round = done..(done + per_round).min(steps);
+                py.allow_threads(|| {
+                    pool.run(n, block, |r| {
+                        let first = r.start;
+                        // SAFETY: the gang hands out each game index once.
+                        let sum = run_block(first, unsafe { shared.range(r) }, round.clone());
+                        *total.lock().unwrap_or_else(|e| e.into_inner()) += sum;
+                    })
+                });
+                done = round.end;
+                if done < steps {
+                    py.check_signals()?;
+                }
+            }
+            return Ok(total.into_inner().unwrap_or_else(|e| e.into_inner()));
+        }
+        let chunk = self.chunk();
+        let steps = steps as usize;
+        let (games, pool) = (&mut self.games, self.pool.pool());
         let total = py.allow_threads(|| {
             if n <= chunk {
-                return run_block(0, games);
+                return run_block(0, games, 0..steps);
             }
             pool.install(|| {
                 games
                     .par_chunks_mut(chunk)
                     .enumerate()
-                    .map(|(k, block)| run_block(k * chunk, block))
+                    .map(|(k, block)| run_block(k * chunk, block, 0..steps))
                     .sum::<f64>()
             })
         });
@@ -440,10 +542,11 @@ impl PongBatch {
 
     fn __repr__(&self) -> String {
         format!(
-            "PongBatch(num_envs={}, frameskip={}, threads={})",
+            "PongBatch(num_envs={}, frameskip={}, threads={}, scheduler={:?})",
             self.games.len(),
             self.frameskip(),
-            self.threads
+            self.threads,
+            self.scheduler.name()
         )
     }
 }

@@ -23,7 +23,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use rayon::prelude::*;
 
-use super::{own_start_state, pool_for};
+use super::{own_start_state, pool_for, Scheduler};
+use crate::gang::{Gang, SharedMut};
 use crate::{busy, load_bytes, options_from_py, to_py, StateError};
 
 /// v2's `valid_actions`: down, left, right, up, A, B, start.
@@ -363,6 +364,8 @@ struct Env {
     fresh: bool,
     ep: Episode,
     error: Option<CoreError>,
+    /// How long its last step or reset took (ns): the gang steps the slowest of a block first.
+    last_ns: u64,
 }
 
 /// The state v2's `reset` loads.
@@ -433,8 +436,18 @@ pub struct RedV2Batch {
     envs: Vec<Env>,
     cfg: Arc<Config>,
     start: Arc<StartState>,
-    pool: Arc<rayon::ThreadPool>,
+    pool: Arc<Gang>,
     threads: usize,
+    scheduler: Scheduler,
+    /// Per-step scratch, allocated once: the actions, and which environments a call runs.
+    actions: Vec<u8>,
+    selected: Vec<bool>,
+    /// The order the gang steps the environments in: each thread's block (the same
+    /// environments every call) sorted by their last step's time, slowest first, so that a
+    /// slow step starts early and the others of its block can be taken by idle threads
+    /// meanwhile (EMURUST_SLOW_FIRST=0: index order).
+    order: Vec<u32>,
+    slow_first: bool,
 }
 
 type Arr<'py, T> = Bound<'py, PyArrayDyn<T>>;
@@ -471,9 +484,61 @@ fn rows_of<'a, T: numpy::Element>(
     Ok(s.chunks_exact_mut(per))
 }
 
+/// The output arrays as raw slices with their row sizes, for the workers (each writes the
+/// rows of the environments it claimed).
+struct OutRows {
+    screens: SharedMut<u8>,
+    health: SharedMut<f64>,
+    level: SharedMut<f64>,
+    badges: SharedMut<i8>,
+    events: SharedMut<i8>,
+    map: SharedMut<u8>,
+    recent_actions: SharedMut<u8>,
+    rewards: SharedMut<f64>,
+    truncated: SharedMut<bool>,
+}
+
+impl OutRows {
+    /// # Safety
+    /// `i` < N and no one else uses row `i` meanwhile.
+    unsafe fn row(&self, i: usize) -> Row<'_> {
+        let at = |per: usize| i * per..(i + 1) * per;
+        Row {
+            screens: self.screens.range(at(SCREENS_LEN)),
+            health: self.health.range(at(1)),
+            level: self.level.range(at(ENC_FREQS)),
+            badges: self.badges.range(at(8)),
+            events: self.events.range(at(EVENT_BYTES * 8)),
+            map: self.map.range(at(WINDOW * WINDOW)),
+            recent_actions: self.recent_actions.range(at(STACK)),
+            reward: &mut self.rewards.range(at(1))[0],
+            truncated: &mut self.truncated.range(at(1))[0],
+        }
+    }
+}
+
+fn whole<T: numpy::Element>(
+    a: &mut numpy::PyReadwriteArrayDyn<'_, T>,
+    n: usize,
+    per: usize,
+    name: &str,
+) -> PyResult<SharedMut<T>> {
+    let s = a
+        .as_slice_mut()
+        .map_err(|_| PyValueError::new_err(format!("{name} must be C-contiguous")))?;
+    if s.len() != n * per {
+        return Err(PyValueError::new_err(format!(
+            "{name} must hold {n} x {per} values, got {}",
+            s.len()
+        )));
+    }
+    Ok(SharedMut::new(s))
+}
+
 impl RedV2Batch {
-    /// Run `f` on every selected environment with its output rows, in parallel, GIL released.
-    fn run<F>(&mut self, py: Python<'_>, out: &OutArgs<'_>, selected: &[bool], f: F) -> PyResult<()>
+    /// Run `f` on every environment selected in `self.selected` with its output rows, in
+    /// parallel, GIL released.
+    fn run<F>(&mut self, py: Python<'_>, out: &OutArgs<'_>, f: F) -> PyResult<()>
     where
         F: Fn(usize, &mut Env, &mut Row<'_>) + Sync,
     {
@@ -489,52 +554,63 @@ impl RedV2Batch {
             out.7.try_readwrite().map_err(ro)?,
             out.8.try_readwrite().map_err(ro)?,
         );
-        let mut rows: Vec<Row<'_>> = Vec::with_capacity(n);
-        let mut it_s = rows_of(&mut s, n, SCREENS_LEN, "screens")?;
-        let mut it_h = rows_of(&mut h, n, 1, "health")?;
-        let mut it_l = rows_of(&mut l, n, ENC_FREQS, "level")?;
-        let mut it_b = rows_of(&mut b, n, 8, "badges")?;
-        let mut it_e = rows_of(&mut e, n, EVENT_BYTES * 8, "events")?;
-        let mut it_m = rows_of(&mut m, n, WINDOW * WINDOW, "map")?;
-        let mut it_ra = rows_of(&mut ra, n, STACK, "recent_actions")?;
-        let mut it_rw = rows_of(&mut rw, n, 1, "rewards")?;
-        let mut it_tr = rows_of(&mut tr, n, 1, "truncated")?;
-        for _ in 0..n {
-            rows.push(Row {
-                screens: it_s.next().unwrap(),
-                health: it_h.next().unwrap(),
-                level: it_l.next().unwrap(),
-                badges: it_b.next().unwrap(),
-                events: it_e.next().unwrap(),
-                map: it_m.next().unwrap(),
-                recent_actions: it_ra.next().unwrap(),
-                reward: &mut it_rw.next().unwrap()[0],
-                truncated: &mut it_tr.next().unwrap()[0],
-            });
-        }
-        let envs = &mut self.envs;
-        let pool = &self.pool;
-        let parallel = self.threads > 1 && n > 1;
-        let work = |(i, (env, row)): (usize, (&mut Env, &mut Row<'_>))| {
+        let rows = OutRows {
+            screens: whole(&mut s, n, SCREENS_LEN, "screens")?,
+            health: whole(&mut h, n, 1, "health")?,
+            level: whole(&mut l, n, ENC_FREQS, "level")?,
+            badges: whole(&mut b, n, 8, "badges")?,
+            events: whole(&mut e, n, EVENT_BYTES * 8, "events")?,
+            map: whole(&mut m, n, WINDOW * WINDOW, "map")?,
+            recent_actions: whole(&mut ra, n, STACK, "recent_actions")?,
+            rewards: whole(&mut rw, n, 1, "rewards")?,
+            truncated: whole(&mut tr, n, 1, "truncated")?,
+        };
+        let selected = &self.selected;
+        let work = |i: usize, env: &mut Env| {
             if selected[i] {
-                f(i, env, row)
+                // SAFETY: environment i (and so row i) is run by one worker only.
+                f(i, env, &mut unsafe { rows.row(i) })
             }
         };
+        let (pool, scheduler, slow_first) = (&self.pool, self.scheduler, self.slow_first);
+        let parallel = self.threads > 1 && n > 1;
+        let (envs, order) = (&mut self.envs, &mut self.order);
         let result = py.allow_threads(|| {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                if parallel {
-                    pool.install(|| {
+                if parallel && scheduler == Scheduler::Gang {
+                    if slow_first {
+                        // The gang's blocks (same bounds as `Gang::run`), each sorted.
+                        let t = pool.threads();
+                        for k in 0..t {
+                            order[k * n / t..(k + 1) * n / t].sort_unstable_by_key(|&e| {
+                                std::cmp::Reverse(envs[e as usize].last_ns)
+                            });
+                        }
+                    }
+                    let order = &*order;
+                    let shared = SharedMut::new(envs);
+                    pool.run(n, 1, |r| {
+                        for &e in &order[r] {
+                            let e = e as usize;
+                            let start = std::time::Instant::now();
+                            // SAFETY: the gang hands out each index once and `order` is a
+                            // permutation, so environment e is claimed once.
+                            let env = &mut unsafe { shared.range(e..e + 1) }[0];
+                            work(e, env);
+                            env.last_ns = start.elapsed().as_nanos() as u64;
+                        }
+                    });
+                } else if parallel {
+                    pool.pool().install(|| {
                         envs.par_iter_mut()
-                            .zip(rows.par_iter_mut())
                             .enumerate()
                             .with_min_len(1)
-                            .for_each(work)
+                            .for_each(|(i, env)| work(i, env))
                     });
                 } else {
                     envs.iter_mut()
-                        .zip(rows.iter_mut())
                         .enumerate()
-                        .for_each(work);
+                        .for_each(|(i, env)| work(i, env));
                 }
             }))
         });
@@ -573,7 +649,8 @@ impl RedV2Batch {
     /// `map_offsets`: (map id, x, y) from map_data.json; `level_table`: (1531 * 8,) float64.
     #[new]
     #[pyo3(signature = (rom, num_envs, init_state, map_offsets, level_table, *, action_freq=24,
-        max_steps=2048 * 80, reward_scale=1.0, explore_weight=1.0, num_threads=None))]
+        max_steps=2048 * 80, reward_scale=1.0, explore_weight=1.0, num_threads=None,
+        scheduler=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         rom: &Bound<'_, PyAny>,
@@ -586,7 +663,9 @@ impl RedV2Batch {
         reward_scale: f64,
         explore_weight: f64,
         num_threads: Option<i64>,
+        scheduler: Option<&str>,
     ) -> PyResult<Self> {
+        let scheduler = Scheduler::from_py(scheduler)?;
         if !(1..=65536).contains(&num_envs) {
             return Err(PyValueError::new_err(format!(
                 "num_envs must be between 1 and 65536, got {num_envs}"
@@ -647,14 +726,21 @@ impl RedV2Batch {
                 fresh: true,
                 ep: Episode::new(),
                 error: None,
+                last_ns: 0,
             });
         }
+        let n = envs.len();
         Ok(RedV2Batch {
             envs,
             cfg: Arc::new(cfg),
             start,
             pool,
             threads,
+            scheduler,
+            actions: vec![0; n],
+            selected: vec![true; n],
+            order: (0..n as u32).collect(),
+            slow_first: std::env::var("EMURUST_SLOW_FIRST").map_or(true, |v| v.trim() != "0"),
         })
     }
 
@@ -668,6 +754,12 @@ impl RedV2Batch {
         self.threads
     }
 
+    /// How steps are spread over the threads: "gang" or "rayon" (the `scheduler` argument).
+    #[getter]
+    fn scheduler(&self) -> &'static str {
+        self.scheduler.name()
+    }
+
     /// Reset the environments where `mask` is true (all when None) into the output rows.
     #[pyo3(signature = (out, mask=None))]
     fn reset(
@@ -678,15 +770,16 @@ impl RedV2Batch {
     ) -> PyResult<()> {
         let mut this = slf.try_borrow_mut().map_err(|_| busy("RedV2Batch"))?;
         let n = this.envs.len();
-        let selected = mask.unwrap_or_else(|| vec![true; n]);
-        if selected.len() != n {
-            return Err(PyValueError::new_err(format!("mask must have {n} entries")));
+        match mask {
+            Some(m) if m.len() != n => {
+                return Err(PyValueError::new_err(format!("mask must have {n} entries")));
+            }
+            Some(m) => this.selected.copy_from_slice(&m),
+            None => this.selected.fill(true),
         }
         let start = this.start.clone();
         let cfg = this.cfg.clone();
-        this.run(py, &out, &selected, |_, env, row| {
-            env.reset(&cfg, &start, row)
-        })
+        this.run(py, &out, |_, env, row| env.reset(&cfg, &start, row))
     }
 
     /// Step every environment with `actions` (uint8 array of shape (N,), values 0-6).
@@ -698,7 +791,7 @@ impl RedV2Batch {
     ) -> PyResult<()> {
         let mut this = slf.try_borrow_mut().map_err(|_| busy("RedV2Batch"))?;
         let n = this.envs.len();
-        let acts = actions.as_slice()?.to_vec();
+        let acts = actions.as_slice()?;
         if acts.len() != n {
             return Err(PyValueError::new_err(format!(
                 "actions must have shape ({n},), got {:?}",
@@ -714,11 +807,15 @@ impl RedV2Batch {
                 "action {a} of environment {i} is out of range: v2 has 7 actions (0-6)"
             )));
         }
-        let selected = vec![true; n];
+        this.selected.fill(true);
+        // Taken out for the call (no allocation) so that the workers read it while `run`
+        // holds the batch.
+        let mut own = std::mem::take(&mut this.actions);
+        own.copy_from_slice(acts);
         let cfg = this.cfg.clone();
-        this.run(py, &out, &selected, |i, env, row| {
-            env.step(&cfg, acts[i], row)
-        })
+        let r = this.run(py, &out, |i, env, row| env.step(&cfg, own[i], row));
+        this.actions = own;
+        r
     }
 
     /// Read `length` bytes of environment `env`'s memory.
@@ -906,7 +1003,7 @@ struct Shared {
 #[pyclass(module = "emurust._core", name = "RedV2AsyncPool")]
 pub struct RedV2AsyncPool {
     shared: Arc<Shared>,
-    pool: Arc<rayon::ThreadPool>,
+    pool: Arc<Gang>,
     threads: usize,
     in_flight: Vec<bool>,
 }
@@ -941,6 +1038,7 @@ impl RedV2AsyncPool {
             reward_scale,
             explore_weight,
             num_threads,
+            None,
         )?;
         let n = b.envs.len();
         let slots = b
@@ -1015,7 +1113,7 @@ impl RedV2AsyncPool {
             let i = i as usize;
             self.in_flight[i] = true;
             let shared = self.shared.clone();
-            self.pool.spawn(move || {
+            self.pool.pool().spawn(move || {
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     let mut guard = shared.slots[i].lock().unwrap_or_else(|e| e.into_inner());
                     let slot = &mut *guard;
