@@ -798,13 +798,14 @@ pub struct GameBoy {
     pub wait_loop_stats: WaitLoopStats,
     /// What the idle-loop fast-forward decoded of loops in ROM (see `idle_loop`).
     loop_cache: idle_loop::LoopCache,
-    /// When set, every look for an idle loop inside a slice (every 4096 cycles of it) counts
+    /// When set, every look for an idle loop inside a slice (every 16384 cycles of it) counts
     /// the PC and what it found: a sampled PC histogram for profiles (see
     /// `examples/idle_census.rs`). Off (`None`) normally.
     #[doc(hidden)]
     pub loop_census: Option<Box<std::collections::HashMap<(u16, LoopVerdict), u64>>>,
-    /// The lowest and highest address of the last idle loop skipped (host state).
-    last_idle_loop: (u16, u16),
+    /// The lowest and highest address of the last loop proved idle, and the shortest slice
+    /// worth resuming it in (host state).
+    last_idle_loop: (u16, u16, u64),
     /// That loop's plan for resuming it without interpreting (host state).
     idle_plan: idle_loop::IdlePlan,
     /// The cycle of the next look for an idle loop (host state; slices are often shorter
@@ -893,7 +894,7 @@ impl GameBoy {
             wait_loop_stats: WaitLoopStats::default(),
             loop_cache: idle_loop::LoopCache::default(),
             loop_census: None,
-            last_idle_loop: (1, 0),
+            last_idle_loop: (1, 0, 0),
             idle_plan: idle_loop::IdlePlan::default(),
             next_idle_check: 0,
             apu_may_lag: false,
@@ -1286,7 +1287,7 @@ impl GameBoy {
         let slice_start = self.bus.cycles;
         let idle_loops = self.wait_loop_fast_paths && self.idle_loop_fast_forward;
         let mut idle_check = if idle_loops {
-            self.first_idle_check()
+            self.first_idle_check(target)
         } else {
             u64::MAX
         };

@@ -35,13 +35,17 @@ use crate::cpu::Registers;
 
 /// Cycles between two looks at the PC trace within a slice: a loop is found at most this
 /// late; each look costs a few comparisons.
-pub(super) const IDLE_CHECK_INTERVAL: u64 = 4096;
+pub(super) const IDLE_CHECK_INTERVAL: u64 = 16384;
 
 /// The shortest slice worth proving a loop idle at its start: that interprets one or two
 /// iterations through the slower general path, which pays off only over longer stretches
 /// (with the LCD on, PyBoy's slices end at every LCD mode change, 80-456 cycles). Resuming
 /// a proven loop costs far less and is always tried.
 const MIN_SKIP_SPAN: u64 = 512;
+
+/// The fewest iterations a resumed loop must skip: checking that it may be resumed costs
+/// about as much as interpreting an iteration or two (callgrind, the idle_* ROMs).
+const MIN_RESUMED_ITERATIONS: u64 = 3;
 
 /// The longest loop (in instructions) recognised; two periods must fit in the PC trace.
 const MAX_LOOP_LEN: usize = 12;
@@ -210,6 +214,8 @@ pub enum LoopVerdict {
     NotIdle,
     /// Iterations were skipped.
     Skipped,
+    /// The slice ended before the loop was proved idle (the next slice looks again).
+    OutOfTime,
 }
 
 /// The last loop proved idle, as its interpreted iteration found it: enough to resume it in
@@ -256,8 +262,6 @@ impl GameBoy {
             let pc = self.cpu.r.pc;
             let verdict = if self.resume_idle_loop(target) {
                 LoopVerdict::Skipped
-            } else if !inside && target - self.bus.cycles < MIN_SKIP_SPAN {
-                LoopVerdict::NotIdle
             } else {
                 match self.trace_period() {
                     Some(len) => self.fast_forward_loop(len, target),
@@ -269,18 +273,22 @@ impl GameBoy {
             if let Some(census) = self.loop_census.as_mut().filter(|_| inside) {
                 *census.entry((pc, verdict)).or_insert(0) += 1;
             }
+            if verdict == LoopVerdict::OutOfTime {
+                return self.bus.cycles;
+            }
         }
         self.bus.cycles + IDLE_CHECK_INTERVAL
     }
 
-    /// The cycle of a slice's first look: now if the PC is in the last loop skipped (the
-    /// slice resumes it), else the one the last slice planned (at most an interval on: a
-    /// loaded state may have put the clock back).
+    /// The cycle of a slice's first look (the slice ends at `target`): now if the PC is in
+    /// the last loop proved idle and the slice is long enough to skip a few of its
+    /// iterations (the slice resumes it), else the one the last slice planned (at most an
+    /// interval on: a loaded state may have put the clock back).
     #[inline]
-    pub(super) fn first_idle_check(&self) -> u64 {
-        let (low, high) = self.last_idle_loop;
+    pub(super) fn first_idle_check(&self, target: u64) -> u64 {
+        let (low, high, span) = self.last_idle_loop;
         let now = self.bus.cycles;
-        if (low..=high).contains(&self.cpu.r.pc) {
+        if target - now > span && (low..=high).contains(&self.cpu.r.pc) {
             now
         } else {
             self.next_idle_check.min(now + IDLE_CHECK_INTERVAL)
@@ -314,8 +322,9 @@ impl GameBoy {
             _ => {}
         }
         // The instructions, and the reads whose address is in the code: a loop with an
-        // unstable one is rejected for good; one that may read DIV is proved only in a long
-        // enough slice (DIV changes every 256 cycles).
+        // unstable one is rejected for good; one that reads DIV is proved only in a long
+        // enough slice (DIV changes every 256 cycles; register-addressed reads are checked
+        // as the iteration runs).
         let mut may_read_div = false;
         let admitted = pcs.iter().all(|&pc| {
             let byte = |k: u16| self.bus.peek(pc.wrapping_add(k));
@@ -324,11 +333,8 @@ impl GameBoy {
                 None => return false,
                 Some(ReadKind::HighImm) => 0xFF00 | byte(1) as u16,
                 Some(ReadKind::Imm16) => u16::from_le_bytes([byte(1), byte(2)]),
-                Some(ReadKind::None) => return true,
-                Some(_) => {
-                    may_read_div = true;
-                    return true;
-                }
+                // Register-addressed: checked when the iteration runs.
+                Some(_) => return true,
             };
             match stable_read(fixed_addr) {
                 None => false,
@@ -358,8 +364,33 @@ impl GameBoy {
         let mut verdict = LoopVerdict::NotIdle;
         loop {
             let Some(it) = self.fixed_point_iteration(len, key, target) else {
+                // Out of time (not of luck): look again at the next slice's start.
+                if self.bus.cycles >= target && verdict == LoopVerdict::NotIdle {
+                    return LoopVerdict::OutOfTime;
+                }
                 return verdict;
             };
+            // Proved: a loop in ROM without DIV reads can be resumed from now on, even if
+            // no iteration fits in what is left of this slice (slices are short while the
+            // LCD is on).
+            if it.div.is_none() {
+                self.last_idle_loop = (
+                    *pcs.iter().min().unwrap(),
+                    *pcs.iter().max().unwrap(),
+                    it.cycles * MIN_RESUMED_ITERATIONS,
+                );
+                self.idle_plan = match key {
+                    Some(_) => {
+                        let cart = &self.bus.cart;
+                        let code = std::array::from_fn(|i| {
+                            let pc = it.plan.pcs[i];
+                            [0, 1, 2].map(|k| cart.read_rom(pc.wrapping_add(k) & 0x7FFF))
+                        });
+                        IdlePlan { code, ..it.plan }
+                    }
+                    None => IdlePlan::default(),
+                };
+            }
             let head = self.bus.cycles;
             // Skipped iterations must each start (and so run whole) before the slice's end,
             // and leave at least the head of the next to the interpreter.
@@ -376,18 +407,6 @@ impl GameBoy {
                 continue;
             }
             verdict = LoopVerdict::Skipped;
-            self.last_idle_loop = (*pcs.iter().min().unwrap(), *pcs.iter().max().unwrap());
-            self.idle_plan = match key {
-                Some(_) if it.div.is_none() => {
-                    let cart = &self.bus.cart;
-                    let code = std::array::from_fn(|i| {
-                        let pc = it.plan.pcs[i];
-                        [0, 1, 2].map(|k| cart.read_rom(pc.wrapping_add(k) & 0x7FFF))
-                    });
-                    IdlePlan { code, ..it.plan }
-                }
-                _ => IdlePlan::default(),
-            };
             self.skip_iterations(pcs, 0, iterations, it.cycles);
             let stats = &mut self.wait_loop_stats;
             stats.idle_skips += 1;
@@ -464,6 +483,10 @@ impl GameBoy {
                 match source {
                     Source::Joypad => plan.joypad = true,
                     Source::Div => {
+                        // As for loops with DIV at a fixed address (see fast_forward_loop).
+                        if target - start < MIN_SKIP_SPAN {
+                            return None;
+                        }
                         let timer = &self.bus.timer;
                         // No reload under way, no stored DIV of a loaded state shown.
                         let overflow = timer.quiet_until()?;
@@ -506,24 +529,28 @@ impl GameBoy {
         if len == 0 {
             return false;
         }
+        // Cheapest tests first: most slices with the LCD on are too short to be worth it.
+        let iterations = target.saturating_sub(self.bus.cycles + 1) / plan.cycles;
+        if iterations < MIN_RESUMED_ITERATIONS {
+            return false;
+        }
         let r = self.cpu.r;
         let Some(j) = (0..len).find(|&j| plan.pcs[j] == r.pc && plan.regs[j] == r) else {
             return false;
         };
+        if !plan.reads[..plan.read_count]
+            .iter()
+            .all(|&(addr, value)| self.bus.peek(addr) == value)
+        {
+            return false;
+        }
         let cart = &self.bus.cart;
         if self.bus.boot_rom_mapped
             || !(0..len).all(|i| {
                 let pc = plan.pcs[i];
                 plan.code[i] == [0, 1, 2].map(|k| cart.read_rom(pc.wrapping_add(k) & 0x7FFF))
             })
-            || !plan.reads[..plan.read_count]
-                .iter()
-                .all(|&(addr, value)| self.bus.peek(addr) == value)
         {
-            return false;
-        }
-        let iterations = target.saturating_sub(self.bus.cycles + 1) / plan.cycles;
-        if iterations == 0 {
             return false;
         }
         let (pcs, cycles, joypad) = (plan.pcs, plan.cycles, plan.joypad);
