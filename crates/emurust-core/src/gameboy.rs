@@ -808,6 +808,8 @@ pub struct GameBoy {
     last_idle_loop: (u16, u16, u64),
     /// That loop's plan for resuming it without interpreting (host state).
     idle_plan: idle_loop::IdlePlan,
+    /// The last look ran out of slice and the next slice's start looks again (host state).
+    idle_retry: bool,
     /// The cycle of the next look for an idle loop (host state; slices are often shorter
     /// than the interval between looks).
     next_idle_check: u64,
@@ -897,6 +899,7 @@ impl GameBoy {
             last_idle_loop: (1, 0, 0),
             idle_plan: idle_loop::IdlePlan::default(),
             next_idle_check: 0,
+            idle_retry: false,
             apu_may_lag: false,
         };
         if !with_boot {

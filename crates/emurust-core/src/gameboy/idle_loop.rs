@@ -273,7 +273,11 @@ impl GameBoy {
             if let Some(census) = self.loop_census.as_mut().filter(|_| inside) {
                 *census.entry((pc, verdict)).or_insert(0) += 1;
             }
-            if verdict == LoopVerdict::OutOfTime {
+            // One retry at the next slice's start: slices can stay too short for a proof
+            // (Pokemon Red's battle: 8-50 cycles), and proofs cost time.
+            let retry = verdict == LoopVerdict::OutOfTime && !self.idle_retry;
+            self.idle_retry = retry;
+            if retry {
                 return self.bus.cycles;
             }
         }
