@@ -17,6 +17,7 @@ def test_corpus_present():
     names = {p.stem for p in TEST_ROMS}
     assert {"cpu_instrs", "timer", "interrupts_halt", "dma", "serial", "lcd_timing", "mbc1", "mbc2", "mbc3", "mbc5", "bench", "cgb", "music"} <= names
     assert {"lcd_onoff", "io_sweep", "scenes", "halt_wake", "dma_wait"} <= names
+    assert {"idle_vblank", "idle_ly", "idle_joypad", "idle_div"} <= names
     assert {p.stem for p in GAMES} == {"dodge", "snake", "runner"}
 
 
@@ -48,8 +49,9 @@ def test_game_identical_to_pyboy_with_random_buttons(rom, seed):
     assert r.frames_identical == frames
 
 
-#: Our ROMs that read the joypad while they exercise the LCD and the I/O map (roms/README.md).
-INPUT_ROMS = ["scenes", "io_sweep", "lcd_onoff"]
+#: Our ROMs that read the joypad while they exercise the LCD and the I/O map, and the joypad
+#: busy-wait of the idle-loop fast-forward (roms/README.md).
+INPUT_ROMS = ["scenes", "io_sweep", "lcd_onoff", "idle_joypad"]
 
 
 @pytest.mark.parametrize("name", INPUT_ROMS)

@@ -48,6 +48,13 @@ class GameBoy:
     def instructions(self) -> int:
         """Instructions executed since creation (statistics only)."""
     @property
+    def idle_loop_fast_forward(self) -> bool:
+        """The idle-loop fast-forward switch (on by default; same results either way)."""
+    @idle_loop_fast_forward.setter
+    def idle_loop_fast_forward(self, on: bool) -> None: ...
+    def wait_loop_stats(self) -> dict[str, int]:
+        """How often each wait-loop fast path ran (statistics)."""
+    @property
     def cycles(self) -> int:
         """T-cycles since power-on (4.194304 MHz)."""
     @property

@@ -30,6 +30,7 @@ use crate::CoreError;
 use plain_bus::PlainBus;
 
 mod cgb;
+mod idle_loop;
 mod plain_bus;
 pub mod pyboy_state;
 mod pyboy_state_versions;
@@ -47,6 +48,7 @@ const MAX_STATE_COUNT: u64 = 1 << 62;
 const MAX_SYNC_DISTANCE: u64 = 1 << 24;
 
 pub use cgb::{select_hardware, CgbSystem};
+pub use idle_loop::{LoopVerdict, WaitLoopStats};
 
 const OPCODE_RETI: u16 = 0xD9;
 const OPCODE_DI: u16 = 0xF3;
@@ -800,6 +802,30 @@ pub struct GameBoy {
     /// Same results either way (tested); a switch for that test and for measurements.
     #[doc(hidden)]
     pub light_turns: bool,
+    /// The idle-loop fast-forward (`idle_loop`), on by default; it also needs
+    /// `wait_loop_fast_paths`. Same results either way (tested); a switch for tests and
+    /// measurements.
+    #[doc(hidden)]
+    pub idle_loop_fast_forward: bool,
+    /// How often the wait-loop fast paths ran (statistics for tests and profiles).
+    pub wait_loop_stats: WaitLoopStats,
+    /// What the idle-loop fast-forward decoded of loops in ROM (see `idle_loop`).
+    loop_cache: idle_loop::LoopCache,
+    /// When set, every look for an idle loop inside a slice (every 16384 cycles of it) counts
+    /// the PC and what it found: a sampled PC histogram for profiles (see
+    /// `examples/idle_census.rs`). Off (`None`) normally.
+    #[doc(hidden)]
+    pub loop_census: Option<Box<std::collections::HashMap<(u16, LoopVerdict), u64>>>,
+    /// The lowest and highest address of the last loop proved idle, and the shortest slice
+    /// worth resuming it in (host state).
+    last_idle_loop: (u16, u16, u64),
+    /// That loop's plan for resuming it without interpreting (host state).
+    idle_plan: idle_loop::IdlePlan,
+    /// The last look ran out of slice and the next slice's start looks again (host state).
+    idle_retry: bool,
+    /// The cycle of the next look for an idle loop (host state; slices are often shorter
+    /// than the interval between looks).
+    next_idle_check: u64,
     /// Within `run_frame`: the APU may skip its end-of-turn catch-ups while
     /// [`Apu::catch_up_can_wait`]; register accesses and the frame's end catch it up.
     apu_may_lag: bool,
@@ -880,6 +906,14 @@ impl GameBoy {
             halted_fast_path: true,
             wait_loop_fast_paths: true,
             light_turns: true,
+            idle_loop_fast_forward: true,
+            wait_loop_stats: WaitLoopStats::default(),
+            loop_cache: idle_loop::LoopCache::default(),
+            loop_census: None,
+            last_idle_loop: (1, 0, 0),
+            idle_plan: idle_loop::IdlePlan::default(),
+            next_idle_check: 0,
+            idle_retry: false,
             apu_may_lag: false,
         };
         if !with_boot {
@@ -1318,11 +1352,24 @@ impl GameBoy {
             self.bus.cycles += budget;
         }
         debug_assert_eq!(self.bus.rom_window, self.bus.current_rom_window());
+        let idle_loops = self.wait_loop_fast_paths && self.idle_loop_fast_forward;
         loop {
             self.bus.bail = 0;
+            // The next look for an idle loop (`idle_loop`): every IDLE_CHECK_INTERVAL cycles of
+            // running code, and at the start if the slice resumes the last loop skipped.
+            let slice_start = self.bus.cycles;
+            let mut idle_check = if idle_loops {
+                self.first_idle_check(target)
+            } else {
+                u64::MAX
+            };
             while self.bus.cycles < target {
+                if self.bus.cycles >= idle_check {
+                    idle_check = self.idle_loop_check(target, idle_check != slice_start);
+                    continue;
+                }
                 if self.cpu.ei_delay == 0 && !self.cpu.locked {
-                    self.run_plain(target);
+                    self.run_plain(target.min(idle_check));
                 } else {
                     self.execute_instruction();
                 }
@@ -1338,6 +1385,9 @@ impl GameBoy {
                         self.run_poll_loop(target);
                     }
                 }
+            }
+            if idle_loops {
+                self.next_idle_check = idle_check;
             }
             if !TURNS || !self.light_turn_end() {
                 return;
@@ -1477,6 +1527,7 @@ impl GameBoy {
         {
             return;
         }
+        self.wait_loop_stats.poll_loops += 1;
         let test_cycles = 4 * test_len as u64;
         let addr = 0xFF00 | reg as u16;
         let ldh_stamp = DATA_ACCESS[OPCODE_LDH_A_N as usize][0];
@@ -1560,6 +1611,7 @@ impl GameBoy {
         if dec & 0xC7 != 0x05 || dec == 0x35 || code(1) != 0x20 || code(2) != 0xFD {
             return;
         }
+        self.wait_loop_stats.dma_wait_loops += 1;
         let reg = dec >> 3;
         while self.bus.cycles < target {
             self.trace(at);

@@ -160,6 +160,44 @@ impl PyGameBoy {
         Ok(Self::impl_instructions(&this))
     }
 
+    /// The idle-loop fast-forward switch (on by default; results are the same either way:
+    /// for measurements).
+    #[getter]
+    fn get_idle_loop_fast_forward(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(this.gb.idle_loop_fast_forward)
+    }
+
+    #[setter]
+    fn set_idle_loop_fast_forward(slf: &Bound<'_, Self>, on: bool) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        this.gb.idle_loop_fast_forward = on;
+        Ok(())
+    }
+
+    /// How often each wait-loop fast path ran (statistics), as a dict of counters.
+    fn wait_loop_stats<'py>(
+        slf: &Bound<'_, Self>,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        let s = this.gb.wait_loop_stats;
+        let d = PyDict::new(py);
+        for (k, v) in [
+            ("idle_looks", s.idle_looks),
+            ("poll_loops", s.poll_loops),
+            ("dma_wait_loops", s.dma_wait_loops),
+            ("idle_skips", s.idle_skips),
+            ("idle_div_skips", s.idle_div_skips),
+            ("idle_joypad_skips", s.idle_joypad_skips),
+            ("idle_resumes", s.idle_resumes),
+            ("idle_skipped_instructions", s.idle_skipped_instructions),
+        ] {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+
     #[getter]
     fn cycles(slf: &Bound<'_, Self>) -> PyResult<u64> {
         let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;

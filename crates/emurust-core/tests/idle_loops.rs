@@ -1,0 +1,186 @@
+//! The wait-loop fast paths (the idle-loop fast-forward, the LY/STAT polling loop and the OAM
+//! DMA wait loop) change nothing but speed: our busy-wait ROMs (roms/src/idle_*.s), run with
+//! the fast paths on, with only the idle-loop fast-forward off and with all of them off, give
+//! the same screen, sound samples, save state, instruction count and PC trace at every frame;
+//! and each ROM's fast path does run (a path that never fires fails the test). Real games:
+//! Pokémon Red from its gameplay states when `EMURUST_POKERED_ROM` is set, the community
+//! corpus's games when `EMURUST_TEST_ROMS` is set.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use emurust_core::apu::SoundOptions;
+use emurust_core::gameboy::{GameBoy, Options, WaitLoopStats};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Fewer frames in debug builds (overflow checks on), which run ~15x slower.
+fn frames(release: u32) -> u32 {
+    if cfg!(debug_assertions) {
+        release / 5
+    } else {
+        release
+    }
+}
+
+/// Run `rom` (from `state`, a PyBoy state, if given) three ways for `frames` frames, with
+/// buttons pressed pseudo-randomly, comparing everything at every frame; returns the stats
+/// of the run with every fast path on.
+fn compare(
+    what: &str,
+    rom: Arc<[u8]>,
+    state: Option<&[u8]>,
+    frames: u32,
+    options: Options,
+) -> WaitLoopStats {
+    let make = |idle: bool, wait: bool| {
+        let mut gb = match state {
+            None => GameBoy::with_options(rom.clone(), None, options),
+            Some(s) => GameBoy::from_pyboy_state(rom.clone(), options, s),
+        }
+        .unwrap();
+        gb.idle_loop_fast_forward = idle;
+        gb.wait_loop_fast_paths = wait;
+        gb
+    };
+    let mut runs = [make(true, true), make(false, true), make(false, false)];
+    for frame in 0..frames {
+        let buttons = (frame / 10)
+            .wrapping_mul(0x9E37_79B9)
+            .rotate_left(frame % 7) as u8;
+        let render = frame % 2 == 0;
+        for gb in runs.iter_mut() {
+            gb.set_buttons(if frame % 30 < 20 { buttons } else { 0 });
+            gb.run_frame(render, true);
+        }
+        let (fast, rest) = runs.split_first().unwrap();
+        for (k, other) in rest.iter().enumerate() {
+            let at = format!("{what}: run {k} frame {frame}");
+            assert_eq!(
+                fast.instructions(),
+                other.instructions(),
+                "{at}: instruction counts"
+            );
+            assert_eq!(fast.pc_trace(), other.pc_trace(), "{at}: PC traces");
+            assert_eq!(
+                fast.bus.apu.samples(),
+                other.bus.apu.samples(),
+                "{at}: samples"
+            );
+            if render {
+                assert!(
+                    fast.bus.lcd.screen_rgba() == other.bus.lcd.screen_rgba(),
+                    "{at}: screens differ"
+                );
+            }
+            let (a, b) = (fast.save_state(), other.save_state());
+            if a != b {
+                let pos = a.iter().zip(&b).position(|(x, y)| x != y);
+                panic!("{at}: states differ at byte {pos:?} of {}", a.len());
+            }
+        }
+    }
+    runs[0].wait_loop_stats
+}
+
+fn our_rom(name: &str) -> Arc<[u8]> {
+    std::fs::read(repo().join("roms").join(format!("{name}.gb")))
+        .unwrap()
+        .into()
+}
+
+fn both_hardware(name: &str, check: impl Fn(&WaitLoopStats) -> bool) {
+    for cgb in [Some(false), Some(true)] {
+        let options = Options {
+            cgb,
+            sound: SoundOptions::default(),
+        };
+        let stats = compare(
+            &format!("{name} cgb={cgb:?}"),
+            our_rom(name),
+            None,
+            frames(300),
+            options,
+        );
+        assert!(
+            check(&stats),
+            "{name} cgb={cgb:?}: the fast path did not run: {stats:?}"
+        );
+    }
+}
+
+#[test]
+fn vblank_flag_busy_wait() {
+    // Proved in a slice, then resumed without interpreting in the following ones.
+    both_hardware("idle_vblank", |s| {
+        s.idle_skips > 100 && s.idle_resumes > 100
+    });
+}
+
+#[test]
+fn joypad_busy_wait() {
+    both_hardware("idle_joypad", |s| s.idle_joypad_skips > 100);
+}
+
+#[test]
+fn div_busy_wait() {
+    // DIV loops are proved only in slices of 512 cycles or more: in this ROM, those with
+    // the LCD's VBlank lines ahead and no timer event.
+    both_hardware("idle_div", |s| s.idle_div_skips > 10);
+}
+
+#[test]
+fn ly_busy_wait() {
+    // LY and STAT change within a slice: the polling-loop path runs these, never the
+    // idle-loop fast-forward.
+    both_hardware("idle_ly", |s| s.poll_loops > 100 && s.idle_skips == 0);
+}
+
+#[test]
+fn other_roms_unchanged_by_the_idle_loop_fast_forward() {
+    for name in [
+        "dma_wait",
+        "timer",
+        "interrupts_halt",
+        "halt_wake",
+        "serial",
+        "mbc3",
+    ] {
+        compare(name, our_rom(name), None, frames(200), Options::default());
+    }
+}
+
+#[test]
+fn pokemon_red_from_gameplay_states() {
+    let Some(rom) = std::env::var_os("EMURUST_POKERED_ROM").map(PathBuf::from) else {
+        eprintln!("skipped: EMURUST_POKERED_ROM (path of a Pokémon Red ROM) is not set");
+        return;
+    };
+    let data: Arc<[u8]> = std::fs::read(&rom).unwrap().into();
+    let states = rom.parent().unwrap().join("states");
+    for name in ["overworld_walk", "battle", "menu"] {
+        let state = std::fs::read(states.join(format!("{name}.state"))).unwrap();
+        compare(
+            name,
+            data.clone(),
+            Some(&state),
+            frames(300),
+            Options::default(),
+        );
+    }
+}
+
+#[test]
+fn corpus_games() {
+    let Some(dir) = std::env::var_os("EMURUST_TEST_ROMS").map(PathBuf::from) else {
+        eprintln!("skipped: EMURUST_TEST_ROMS (the community ROM corpus) is not set");
+        return;
+    };
+    for name in ["libbet", "shock-lobster"] {
+        let path = dir.join("games").join(format!("{name}.gb"));
+        let data: Arc<[u8]> = std::fs::read(&path).unwrap().into();
+        compare(name, data, None, frames(600), Options::default());
+    }
+}
