@@ -1054,7 +1054,7 @@ impl GameBoy {
     /// [`GameBoy::run_slice_and_sync`], and the turns after it for as long as their ends can be
     /// light (see [`GameBoy::light_turn_end`]): `run_frame`'s turns of a running CPU.
     fn run_turns(&mut self) {
-        let budget = self.slice_budget().max(4) as u64;
+        let budget = self.turn_budget().max(4) as u64;
         if self.bus.cgb && self.bus.cgbx.hdma.active {
             self.hdma_turn();
         } else if self.light_turns {
@@ -1367,7 +1367,7 @@ impl GameBoy {
             if !TURNS || !self.light_turn_end() {
                 return;
             }
-            target = self.bus.cycles + self.slice_budget().max(4) as u64;
+            target = self.bus.cycles + self.turn_budget().max(4) as u64;
         }
     }
 
