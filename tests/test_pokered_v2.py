@@ -71,21 +71,11 @@ def _assert_obs_equal(ours: dict, i: int, theirs: dict, where: str) -> None:
             raise AssertionError(f"{where}: {k} differs at {bad.tolist()}: ours {o[tuple(bad[0])]} v2 {v[tuple(bad[0])]}")
 
 
-# Reloading v2's has_pokedex*.state (PyBoy state version 7, which has no sound or serial
-# section) into a machine that has run an episode diverges from PyBoy a few steps later in
-# emurust's core: v2 run on emurust.PyBoy diverges at the same step as the batch (the batch
-# equals v2 on emurust.PyBoy exactly, the "emurust" case below); init.state does not.
-CORE_RELOAD_DIVERGES = pytest.mark.xfail(
-    strict=True,
-    reason="core: a v7 PyBoy state loaded over a running machine diverges from PyBoy (see docs/pokered_v2.md)",
-)
-
-
 @pytest.mark.parametrize(
     "state,backend",
     [
         ("init.state", "pyboy"),
-        pytest.param("has_pokedex.state", "pyboy", marks=CORE_RELOAD_DIVERGES),
+        ("has_pokedex.state", "pyboy"),
         ("has_pokedex.state", "emurust"),
     ],
 )

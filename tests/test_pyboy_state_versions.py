@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import os
 import sys
+import zlib
 
 import pytest
 
@@ -31,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from pyboy_state_versions import convert  # noqa: E402
 from pyboy_state_helpers import pyboy_state, pyboy_state_after  # noqa: E402
+from pyboy.logging import log_level  # noqa: E402
 from test_pyboy_state import _run_side_by_side  # noqa: E402
 
 K = 300
@@ -60,9 +62,10 @@ _SOURCES: dict = {}
 
 
 def _source_state(rom: str) -> bytes:
-    """PyBoy's version 29 state of `rom` at frame K (random buttons), cached per ROM."""
+    """PyBoy's version 29 state of `rom` at frame K (random buttons, seeded by the ROM's name:
+    the same in every run), cached per ROM."""
     if rom not in _SOURCES:
-        schedule = button_schedule(hash(rom) & 0xFFFF, K, change_probability=0.2)
+        schedule = button_schedule(zlib.crc32(rom.encode()) & 0xFFFF, K, change_probability=0.2)
         _SOURCES[rom] = pyboy_state_after(_path(rom), schedule, K)
     return _SOURCES[rom]
 
@@ -270,3 +273,102 @@ def test_batch_start_state_version_7():
     with pytest.raises(emurust.StateError, match="newer PyBoy"):
         b.set_start_state(bytes([30]) + old[1:])
     assert b.start_state(0) == expected
+
+
+#: Where the LCD section's STAT byte is in a version 29 DMG state (LY and LYC follow).
+STAT_AT_DMG = 45 + 0x2000 + 0xA0 + 4
+
+
+def _old_state_in_vblank(rom: str, version: int, ly: int) -> bytes:
+    """The ROM's state at frame K in `version`'s layout, with LY `ly` in mode 1 (VBlank) as an
+    old release saved it at the end of its frame (PokemonRedExperiments' version 7 states: LY
+    145), STAT's interrupt sources and LYC as the game set them."""
+    src = _source_state(rom)
+    at = STAT_AT_DMG + (10 if _is_cgb(rom) else 0)  # CGB: the HDMA registers before the CPU
+    stat, lyc = src[at], src[at + 2]
+    stat = (stat & 0xF8) | (0x04 if lyc == ly else 0) | 1
+    with open(_path(rom), "rb") as f:
+        return convert(f.read(), src, version, line=(ly, stat))
+
+
+def _same_state(gb, pb, where: str) -> None:
+    ours, ref = gb.save_pyboy_state(), pyboy_state(pb)
+    if ours != ref:
+        i = next(i for i in range(min(len(ours), len(ref))) if ours[i] != ref[i])
+        pytest.fail(f"{where}: the PyBoy states differ first at offset {i} ({ours[i]} vs PyBoy's {ref[i]})")
+
+
+#: (ROM, sound emulated, sampled in the frames right after the load): a CPU halted for VBlank
+#: alone without sound (PyBoy's halted turns then last 2^31 cycles each until the frame ends); a
+#: running CPU with sound, its timer waking it, sampled (the turns last as long as the APU's
+#: distance, an absolute cycle count: jumps of about 5e9 cycles); a running game with sound.
+LINE_CASES = [("roms/halt_wake.gb", False, False), ("roms/music.gb", True, True), ("games/dodge.gb", True, False)]
+
+
+def _load_old_state_side_by_side(rom: str, version: int, pre: int, ly: int, sound: bool, sampled: bool) -> int:
+    path = _path(rom)
+    old = _old_state_in_vblank(rom, version, ly)
+    cgb = _is_cgb(rom)
+    pb = make_pyboy(path, sound_emulated=sound)
+    log_level("ERROR")  # PyBoy warns at each sample past its buffer in the long first turns
+    try:
+        with open(pyboy_boot_rom_path(cgb), "rb") as f:
+            boot = f.read()
+        gb = emurust.GameBoy(path, boot_rom=boot, cgb=True if cgb else None, sound_emulated=sound)
+        if pre:
+            pb.tick(pre, False)
+            gb.tick(pre, False)
+        pb.load_state(io.BytesIO(old))
+        gb.load_pyboy_state(old)
+        _same_state(gb, pb, "after loading")
+        host = emurust._core.Host(gb)
+        assert [host.read_cpu(a) for a in range(0xFF00, 0xFF80)] == [pb.memory[a] for a in range(0xFF00, 0xFF80)]
+        for frames in (1, 8):
+            pb.tick(frames, False, sampled)
+            gb.tick(frames, False, sampled)
+            _same_state(gb, pb, f"after {frames} more frames")
+        schedule = button_schedule(ly + version, K + 60, change_probability=0.2)
+        return _run_side_by_side(gb, pb, schedule, K, 60, cgb=cgb)
+    finally:
+        pb.stop(save=False)
+
+
+@pytest.mark.parametrize("ly", [144, 145, 147, 151, 153, 200])
+@pytest.mark.parametrize("rom,sound,sampled", LINE_CASES, ids=lambda x: str(x))
+@pytest.mark.parametrize("version,pre", [(7, K), (7, 0), (5, K)], ids=lambda x: str(x))
+def test_old_state_whose_line_disagrees_with_the_lcd(request, version, pre, rom, sound, sampled, ly):
+    """Versions 5 to 7 hold STAT and LY but not the LCD's clocks and next mode, which PyBoy
+    keeps from the machine it loads into (PokemonRedExperiments v2's reset loads its version 7
+    states, LY 145 in VBlank, over the machine that ran the last episode). The machine's next
+    mode then starts on the state's line: PyBoy reaches mode 0 on a line past 143 and writes
+    that line's record (SCX, SCY, WX, WY, LCDC.4) past its 144-line table, over its LCD's last
+    tick cycle and distances (lines 144-147), or VRAM bank 1 (151 on; 153 ends the frame
+    first, 200 is no hardware line); its next turns are counted from the altered cycle. Lines
+    148-150 land on its colour flags (not followed). Loaded into PyBoy and emurust after `pre`
+    frames: the PyBoy states equal byte for byte right after the load, after one frame and
+    after 8 more (not drawn: PyBoy draws such a line past its screen buffer), then frame by
+    frame for 60 frames (screen, memory, sound)."""
+    if rom == "games/dodge.gb" and ly == 200 and pre:
+        # The game runs equal through the 209-line first frame and 5 more, then the 7th frame
+        # differs by 3 cycles (an OAM DMA's start, at an odd cycle): the same from PyBoy's
+        # version 29 state of the 6th frame loaded into a fresh PyBoy and emurust, a core
+        # divergence of its own, not this load's.
+        request.applymarker(pytest.mark.xfail(strict=True, reason="core: odd-cycle divergence after LY 200's long frame"))
+    assert _load_old_state_side_by_side(rom, version, pre, ly, sound, sampled) == 60
+
+
+def test_old_state_in_vblank_with_sound_halted():
+    """The halted CPU of the first case with sound: each turn lasts as long as the APU's
+    distance (PyBoy runs its sound unit over about 7e9 cycles; 8 s)."""
+    assert _load_old_state_side_by_side("roms/halt_wake.gb", 7, K, 144, True, False) == 60
+
+
+@pytest.mark.parametrize("ly", [144, 145, 151, 200])
+@pytest.mark.parametrize("version,pre", [(8, 0), (8, K), (29, K)], ids=lambda x: str(x))
+def test_cgb_state_whose_line_disagrees_with_the_lcd(version, pre, ly):
+    """Game Boy Color states (from version 8) hold the LCD's clocks and next mode, so PyBoy's
+    own agree with their line; one that does not (LY in VBlank, the clocks of line 0) takes
+    the same path as the DMG's old states above: the record of a line past 143 lands on the
+    LCD's last tick cycle and distances, or from line 151 on VRAM bank 1, which the colour
+    picture shows."""
+    assert _load_old_state_side_by_side("roms/cgb.gb", version, pre, ly, True, False) == 60

@@ -1,5 +1,5 @@
-"""Where emurust.PyBoy and PyBoy 2.8.1 part after v2's reset reloads a v7 state over a running
-machine (docs/pokered_v2.md, "Known core divergence").
+"""Where emurust.PyBoy and PyBoy 2.8.1 part, if they do, after v2's reset reloads a v7 state over
+a running machine (docs/pokered_v2.md, "Old-state reloads"; it found the LCD record of line 145).
 
     python tools/pokered_v2_reload_probe.py --rom pokered.gb --v2-dir PokemonRedExperiments-v2 \
         [--state has_pokedex.state] [--steps 15]

@@ -44,19 +44,33 @@ class _Reader:
         return self.get(1)[0]
 
 
-def convert(rom: bytes, state: bytes, version: int, *, div: int | None = None, ff6c: int | None = None) -> bytes:
+def convert(
+    rom: bytes,
+    state: bytes,
+    version: int,
+    *,
+    div: int | None = None,
+    ff6c: int | None = None,
+    line: tuple[int, int] | None = None,
+) -> bytes:
     """``state`` (a version 29 PyBoy state of ``rom``) in format version ``version``'s layout.
 
     ``div`` and ``ff6c`` replace two bytes that PyBoy stores beside the value they derive from,
     as older PyBoy releases wrote them: the timer's DIV byte (from version 5; old releases kept
     DIV apart from a sub-counter, so it need not be the counter's upper byte) and, before
     version 16, the FF6C byte of the I/O block (the object priority mode; 0 in old DMG states).
+
+    ``line`` = (LY, STAT) replaces the LCD's line and mode (from version 5), as an old release
+    saved them at the end of its frame: PokemonRedExperiments' version 7 states hold LY 145 in
+    mode 1 (VBlank), where PyBoy 2.8.1 ends a frame at line 0. Before version 8 the LCD's clocks
+    and next mode are not in the state (PyBoy keeps the running machine's), so such a line
+    disagrees with them; from 8 on (version 29 included) it disagrees with the state's own.
     """
     if state[0] != CURRENT:
         raise ValueError(f"not a version {CURRENT} state")
     if not 0 <= version <= CURRENT:
         raise ValueError(f"version {version}: PyBoy 2.8.1 loads 0 to {CURRENT}")
-    if version == CURRENT:
+    if version == CURRENT and line is None:
         return bytes(state)
     r = _Reader(state)
     out = bytearray()
@@ -92,7 +106,10 @@ def convert(rom: bytes, state: bytes, version: int, *, div: int | None = None, f
 
     # LCD.
     copy(0x2000 + 0xA0 + 4)
+    lcd_line_at = len(out)
     copy(3, 5)  # STAT LY LYC
+    if line is not None and v >= 5:
+        out[lcd_line_at + 1], out[lcd_line_at] = line
     copy(4)
     opri = copy(1, 16)[0]
     params = copy(SCREEN_H * 5, 11)

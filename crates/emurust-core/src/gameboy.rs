@@ -1006,7 +1006,7 @@ impl GameBoy {
                 break;
             }
             // `run_slice` with a halted CPU and nothing pending: the clock jumps by the budget.
-            let now = self.bus.cycles + self.slice_budget().max(4) as u64;
+            let now = self.bus.cycles + self.turn_budget().max(4) as u64;
             self.bus.cycles = now;
             self.bus.bail = 0;
             self.end_turn(now, true);
@@ -1054,7 +1054,9 @@ impl GameBoy {
                 .min(bus.lcd.cycles_to_frame())
                 .max(4);
             let end = now + budget as u64;
-            if end >= quiet_until {
+            // The APU's stale distance is no nearer only while the LCD's is below it (see
+            // `turn_budget`): not so after an LCD record past the screen's last line.
+            if end >= quiet_until || budget >= bus.apu.cycles_to_interrupt() as i64 {
                 break;
             }
             debug_assert_eq!(budget, self.slice_budget().max(4));
@@ -1079,14 +1081,14 @@ impl GameBoy {
     /// One turn of the scheduler: a CPU slice as long as the nearest device event allows,
     /// then every device catches up.
     fn run_slice_and_sync(&mut self) {
-        let budget = self.slice_budget().max(4) as u64;
+        let budget = self.turn_budget().max(4) as u64;
         self.run_budget_and_sync(budget);
     }
 
     /// [`GameBoy::run_slice_and_sync`], and the turns after it for as long as their ends can be
     /// light (see [`GameBoy::light_turn_end`]): `run_frame`'s turns of a running CPU.
     fn run_turns(&mut self) {
-        let budget = self.slice_budget().max(4) as u64;
+        let budget = self.turn_budget().max(4) as u64;
         if self.bus.cgb && self.bus.cgbx.hdma.active {
             self.hdma_turn();
         } else if self.light_turns {
@@ -1188,6 +1190,29 @@ impl GameBoy {
             let budget = self.slice_budget().min(to_hblank).max(4) as u64;
             self.run_slice::<false>(budget);
         }
+    }
+
+    /// [`GameBoy::slice_budget`], with a lagging APU (`apu_may_lag`) caught up first where
+    /// its stale distance is the nearest: that distance only grows with a catch-up, so it
+    /// never decides a turn while another device's is nearer (the normal case, the LCD's
+    /// within a frame), but it does when every other one is far, as PyBoy's LCD distances
+    /// are after it records a line past the screen's last (see `Lcd::hblank_line`): then each
+    /// turn lasts up to the APU's distance, an absolute cycle count, as caught up at that
+    /// turn's end.
+    #[inline]
+    fn turn_budget(&mut self) -> i64 {
+        let budget = self.slice_budget();
+        if self.apu_may_lag && budget == self.bus.apu.cycles_to_interrupt() as i64 {
+            return self.turn_budget_apu_caught_up();
+        }
+        budget
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn turn_budget_apu_caught_up(&mut self) -> i64 {
+        self.bus.apu.catch_up_if_behind(self.bus.cycles);
+        self.slice_budget()
     }
 
     /// The nearest device event (PyBoy's slice length before its minimum of 4). The LCD's
@@ -1392,7 +1417,7 @@ impl GameBoy {
             if !TURNS || !self.light_turn_end() {
                 return;
             }
-            target = self.bus.cycles + self.slice_budget().max(4) as u64;
+            target = self.bus.cycles + self.turn_budget().max(4) as u64;
         }
     }
 

@@ -52,6 +52,15 @@
 //! version 13 is not read at all (versions 8 to 12 contain none either), the machine keeps its
 //! sound unit as it is; the serial port before version 15 is kept and catches up from its own
 //! last cycle.
+//!
+//! Kept and loaded fields can disagree, and PyBoy runs on from what it has. Versions 5 to 7
+//! hold STAT and LY but not the LCD's clocks and next mode: over a machine at the end of its
+//! frame (line 0, mode 3 next) an old state saved in VBlank (PokemonRedExperiments': LY 145)
+//! makes the LCD enter mode 3, then mode 0, on that line. PyBoy records a mode-0 line in a
+//! 144-line table without a check, so line 144 and on land on the LCD fields after it: its
+//! last-tick cycle (lines 144-145), distances, colour flags and speed shift, then VRAM bank 1
+//! (from line 151). The core follows that (`Lcd::record_line_past_table`, the colour flags and
+//! speed shift aside) and the scheduler's turns that come of it (`GameBoy::turn_budget`).
 
 use super::GameBoy;
 use crate::apu::pyboy_state::pyboy_sound_section_len;
@@ -443,6 +452,30 @@ mod tests {
         // Then it runs on, and saves as version 29.
         gb.tick(30, true, true);
         assert_eq!(gb.save_pyboy_state()[0], PYBOY_STATE_VERSION);
+    }
+
+    /// A version 7 state whose line (LY 144-200, in VBlank) disagrees with the running
+    /// machine's LCD sequencing (line 0, mode 3 next), as PokemonRedExperiments' are: the
+    /// machine runs on through the record past line 143 (in a debug build: no overflow, the
+    /// scheduler's checks hold), with and without sound.
+    #[test]
+    fn version_7_in_vblank_over_a_running_machine_runs_on() {
+        let mut src = GameBoy::new(test_rom(), None).unwrap();
+        src.tick(30, true, true);
+        let mut old = to_version_7(&src, &src.save_pyboy_state());
+        let stat_at = 2 + 16 + 0x2000 + 0xA0 + 4;
+        for ly in [144, 145, 147, 151, 200] {
+            for sound in [true, false] {
+                old[stat_at] = (old[stat_at] & 0xF8) | 1;
+                old[stat_at + 1] = ly;
+                let mut gb = GameBoy::new(test_rom(), None).unwrap();
+                gb.tick(12, true, sound);
+                gb.load_pyboy_state(&old).unwrap();
+                gb.tick(1, false, sound);
+                gb.tick(8, true, sound);
+                assert_eq!(gb.bus.lcd.ly(), 0);
+            }
+        }
     }
 
     #[test]

@@ -679,8 +679,11 @@ impl Lcd {
     /// Mode 0 just began on line LY: record the line's parameters and draw it.
     fn hblank_line<const CGB: bool>(&mut self) {
         let ly = self.ly as usize;
+        let record = [self.scx, self.scy, self.wx, self.wy, self.lcdc & 0x10];
         if ly < SCREEN_H {
-            self.line_params[ly] = [self.scx, self.scy, self.wx, self.wy, self.lcdc & 0x10];
+            self.line_params[ly] = record;
+        } else {
+            self.record_line_past_table(ly, record);
         }
         if self.render {
             if !CGB {
@@ -691,6 +694,41 @@ impl Lcd {
                 self.draw_line_compat(self.ly);
             }
         }
+    }
+
+    /// Mode 0 on a line past the screen (LY 144-255): only from a loaded state whose LY
+    /// disagrees with the LCD's sequencing, as an old PyBoy state (versions 5-7) gives
+    /// over a running machine: STAT and LY are the state's, the clocks and the next mode
+    /// the machine's (see `gameboy/pyboy_state_versions.rs`). PyBoy records the line in
+    /// its 144-line table unchecked, so the record lands on what follows the table in its
+    /// LCD: the last-tick cycle (our `last_now`), the two distances, the colour flags and
+    /// the speed shift, then VRAM bank 1. The next tick then counts its elapsed time from
+    /// the altered last-tick cycle, which typically makes a halted CPU's turns jump by
+    /// 2^31 cycles until the frame ends. Followed here: the three 64-bit fields (lines
+    /// 144-147 and the first 4 bytes of 148) and VRAM bank 1 (lines 150-255). Not
+    /// followed: the colour flags and speed shift (bytes 24-32, lines 148-150), which put
+    /// PyBoy's DMG LCD on colour paths whose registers it does not have.
+    #[cold]
+    #[inline(never)]
+    fn record_line_past_table(&mut self, ly: usize, record: [u8; 5]) {
+        const COLOUR_FLAGS_AT: usize = 24;
+        const VRAM1_AT: usize = 33;
+        let mut fields = [0u8; COLOUR_FLAGS_AT];
+        fields[..8].copy_from_slice(&self.last_now.to_le_bytes());
+        fields[8..16].copy_from_slice(&self.to_interrupt.to_le_bytes());
+        fields[16..].copy_from_slice(&self.to_frame.to_le_bytes());
+        for (i, b) in record.into_iter().enumerate() {
+            let at = (ly - SCREEN_H) * 5 + i;
+            if at < COLOUR_FLAGS_AT {
+                fields[at] = b;
+            } else if at >= VRAM1_AT {
+                self.cgb.vram1[at - VRAM1_AT] = b;
+            }
+        }
+        let word = |i: usize| <[u8; 8]>::try_from(&fields[i..i + 8]).unwrap();
+        self.last_now = u64::from_le_bytes(word(0));
+        self.to_interrupt = i64::from_le_bytes(word(8));
+        self.to_frame = i64::from_le_bytes(word(16));
     }
 
     /// Fill the picture with BGP colour 0 (LCD off, start-up frame).

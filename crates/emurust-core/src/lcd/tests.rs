@@ -738,3 +738,52 @@ fn skipping_quiet_lines_equals_the_transitions_one_by_one() {
     // overshoots), and skips ending on LYC (with its STAT source off).
     assert!(near > 3 && at_lyc > 3, "{near} near, {at_lyc} at LYC");
 }
+
+/// A frame-end LCD (line 0, mode 2 next to mode 3) given LY `ly` in VBlank, as a version 5-7
+/// PyBoy state does over a running machine, with SCX, SCY, WX, WY set: returns it and `now`
+/// right after its mode 0 began on that line.
+fn mode0_past_the_screen(ly: u8) -> (Lcd, u64) {
+    let (mut l, mut now) = lcd_on();
+    run_frame(&mut l, &mut now);
+    for (reg, v) in [
+        (0xFF42, 0x12),
+        (0xFF43, 0x34),
+        (0xFF4A, 0x56),
+        (0xFF4B, 0x78),
+    ] {
+        l.write_register(reg, v, now);
+    }
+    assert_eq!((l.ly, l.next_mode), (0, 3));
+    l.ly = ly;
+    l.enter_mode(1);
+    // Mode 3, then mode 0 on line `ly`.
+    for _ in 0..2 {
+        now += l.cycles_to_interrupt().max(4) as u64;
+        l.tick(now);
+    }
+    assert_eq!((l.ly, l.mode), (ly, 0));
+    (l, now)
+}
+
+#[test]
+fn the_record_of_a_line_past_143_lands_where_pyboys_does() {
+    // Line 144: the last tick cycle's low five bytes (SCX, SCY, WX, WY, LCDC.4).
+    let (l, now) = mode0_past_the_screen(144);
+    let expected = (now & !0xFF_FFFF_FFFF) | 0x10_5678_1234;
+    assert_eq!(l.last_now, expected);
+    // Line 145: its top three bytes (SCX, SCY, WX); the distances are recomputed.
+    let (l, now) = mode0_past_the_screen(145);
+    assert_eq!(l.last_now, (now & 0xFF_FFFF_FFFF) | 0x78_1234 << 40);
+    assert_eq!(
+        l.cycles_to_interrupt(),
+        l.clock_target.wrapping_sub(l.clock) as i64
+    );
+    // Line 151 on: VRAM bank 1 (33 bytes after the table), from byte 2.
+    let (l, _) = mode0_past_the_screen(151);
+    assert_eq!(l.cgb.vram1[2..7], [0x34, 0x12, 0x78, 0x56, 0x10]);
+    // The next tick counts from the altered cycle: the LCD distances are far (about 2^58),
+    // so the scheduler's turns last as long as other devices allow.
+    let (mut l, now) = mode0_past_the_screen(145);
+    l.tick(now + 4);
+    assert!(l.cycles_to_interrupt() > 1 << 56 && l.cycles_to_frame() > 1 << 56);
+}
