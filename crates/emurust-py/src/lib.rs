@@ -22,12 +22,15 @@ const SCREEN_ROWS: usize = 144;
 
 mod batch;
 mod files;
+mod gb_box;
 mod host;
 mod pong;
+mod pyboy_input;
 mod pyboy_memory;
 mod vectors;
 
 use files::load_bytes;
+use gb_box::GbBox;
 
 pyo3::create_exception!(
     _core,
@@ -82,7 +85,7 @@ fn button_mask(name: &str) -> PyResult<u8> {
 /// One Game Boy (DMG) emulator. See `emurust.GameBoy` for the documented Python API.
 #[pyclass(module = "emurust._core", name = "GameBoy", subclass)]
 struct PyGameBoy {
-    gb: Box<CoreGameBoy>,
+    gb: GbBox,
 }
 
 #[pymethods]
@@ -106,7 +109,7 @@ impl PyGameBoy {
             CoreGameBoy::with_options(rom_bytes, boot, options)
         })?
         .map_err(to_py)?;
-        Ok(PyGameBoy { gb: Box::new(gb) })
+        Ok(PyGameBoy { gb: GbBox::new(gb) })
     }
     /// True on Game Boy Color hardware (chosen as PyBoy chooses it: see `GameBoy`).
     #[getter]
@@ -437,6 +440,7 @@ impl PyGameBoy {
         // stops within a slice and leaves the emulator at a frame boundary. Running frame by
         // frame is exactly `tick(frames)`: only the call's last frame is drawn and sampled.
         let mut left = frames as u32;
+        let _busy = self.gb.busy_guard();
         let gb = &mut self.gb;
         while left > 0 {
             let deadline = std::time::Instant::now() + SIGNAL_SLICE;
@@ -916,6 +920,7 @@ impl PyGameBoy {
 
     #[allow(clippy::too_many_arguments)]
     fn impl_run_to_break(&mut self, py: Python<'_>) -> PyResult<bool> {
+        let _busy = self.gb.busy_guard();
         let gb = &mut self.gb;
         py.allow_threads(|| guarded("tick", || gb.run_to_break()))
     }
@@ -1184,7 +1189,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BUTTONS", BUTTON_NAMES.to_vec())?;
     let _ = button::A;
     m.add_class::<PyGameBoy>()?;
-    m.add_class::<pyboy_memory::PyBoyMemoryView>()?;
+    pyboy_memory::register(m)?;
+    pyboy_input::register(m)?;
     m.add_function(wrap_pyfunction!(_postboot_snapshot, m)?)?;
     vectors::register(m)?;
     files::register(m)?;

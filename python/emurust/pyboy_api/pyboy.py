@@ -141,6 +141,51 @@ class PyBoy:
     file object. Only the headless window exists in emurust.
     """
 
+    # The private state in slots: the native send_input reaches `_events` without a dict
+    # lookup, and the instance dict keeps few enough keys to stay a shared-key dict (so that
+    # CPython specialises method loads such as `pyboy.send_input`).
+    __slots__ = (
+        "_events",
+        "_battery",
+        "_boot_frames_left",
+        "_breakpoint_waiting",
+        "_breakpoints",
+        "_cart_cgb",
+        "_cgb",
+        "_custom_palette",
+        "_debug",
+        "_debug_prompt",
+        "_frame_count",
+        "_ftime",
+        "_game_wrapper",
+        "_gb",
+        "_hooks",
+        "_host",
+        "_last_shades",
+        "_palette_cycle",
+        "_palette_rgba",
+        "_paused",
+        "_phantom_ram",
+        "_queued_input",
+        "_ram_banks",
+        "_rom",
+        "_rom_banks",
+        "_rtc",
+        "_rtc_locked",
+        "_screen_array",
+        "_screen_recorder",
+        "_sgb_border",
+        "_singlestep",
+        "_sound_emulated",
+        "_sound_volume",
+        "_step_latch",
+        "_title_status",
+        "_window",
+        "_window_title",
+        "__dict__",
+        "__weakref__",
+    )
+
     def __init__(
         self,
         gamerom,
@@ -914,8 +959,9 @@ class PyBoy:
             raise PyBoyInvalidInputException("Unrecognized input")
         self.send_input(events[1])
 
-    def send_input(self, event, delay=0):
-        """Queue a :class:`WindowEvent` for the next frame, or ``delay`` frames later."""
+    def _send_input_py(self, event, delay=0):
+        """``send_input``'s every form: the class's ``send_input`` (set below the class) is
+        native and answers a known event number without delay itself."""
         if not isinstance(event, int):
             event = int(event)  # e.g. a pyboy.utils.WindowEvent instance
         if delay:
@@ -1140,6 +1186,12 @@ def _atomic_write(path, data):
             os.fsync(f.fileno())
 
     atomic_write(pathlib.Path(os.path.abspath(path)), write)
+
+
+# Queue a WindowEvent for the next frame, or `delay` frames later: a method of the class
+# written with CPython's C API (emurust/_core, pyboy_input.rs), the per-step call without a
+# Python frame; every form but a known event number without delay goes to _send_input_py.
+PyBoy.send_input = _core._send_input_method(PyBoy, [_EVENT_OBJECTS[n] for n in range(len(_EVENT_OBJECTS))])
 
 
 class _SGB:
