@@ -8,6 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+use crate::pyboy_memory::list_fill_item;
 use crate::{busy, guarded, PyGameBoy, SCREEN_ROWS};
 
 #[pyclass(module = "emurust._core", name = "Host", frozen)]
@@ -360,7 +361,7 @@ impl PyHost {
         let lines = this.gb.bus.lcd.line_parameters();
         // Built with the C API directly: pyo3's generic conversion costs twice PyBoy's time here.
         // SAFETY: each list is created with its final length and every slot is filled once
-        // with an owned reference (PyList_SetItem steals it) before the list is returned;
+        // with an owned reference (list_fill_item steals it) before the list is returned;
         // every allocation is checked.
         unsafe {
             let outer =
@@ -375,9 +376,9 @@ impl PyHost {
                 for (j, v) in row.iter().enumerate() {
                     let item =
                         Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyLong_FromLongLong(*v))?;
-                    pyo3::ffi::PyList_SetItem(inner.as_ptr(), j as isize, item.into_ptr());
+                    list_fill_item(inner.as_ptr(), j, item.into_ptr());
                 }
-                pyo3::ffi::PyList_SetItem(outer.as_ptr(), i as isize, inner.into_ptr());
+                list_fill_item(outer.as_ptr(), i, inner.into_ptr());
             }
             Ok(outer)
         }

@@ -27,6 +27,7 @@ mod host;
 mod pong;
 mod pyboy_input;
 mod pyboy_memory;
+mod pyboy_tilemap;
 mod vectors;
 
 use files::load_bytes;
@@ -1191,6 +1192,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGameBoy>()?;
     pyboy_memory::register(m)?;
     pyboy_input::register(m)?;
+    pyboy_tilemap::register(m)?;
     m.add_function(wrap_pyfunction!(_postboot_snapshot, m)?)?;
     vectors::register(m)?;
     files::register(m)?;

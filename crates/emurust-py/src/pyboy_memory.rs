@@ -57,7 +57,7 @@ struct MemoryViewObject {
 /// alive; the GIL is held, and the returned reference is dropped before Python code runs.
 #[inline(always)]
 #[allow(clippy::mut_from_ref)]
-unsafe fn idle_core<'a>(core: *mut GbSlot) -> PyResult<&'a mut CoreGameBoy> {
+pub(crate) unsafe fn idle_core<'a>(core: *mut GbSlot) -> PyResult<&'a mut CoreGameBoy> {
     if core.is_null() {
         return Err(PyRuntimeError::new_err("this emulator has been released"));
     }
@@ -70,7 +70,7 @@ unsafe fn idle_core<'a>(core: *mut GbSlot) -> PyResult<&'a mut CoreGameBoy> {
 /// The core when the fast path may use it (live and idle), else None (the slow path then
 /// raises the matching error).
 #[inline(always)]
-unsafe fn fast_core<'a>(core: *mut GbSlot) -> Option<&'a mut CoreGameBoy> {
+pub(crate) unsafe fn fast_core<'a>(core: *mut GbSlot) -> Option<&'a mut CoreGameBoy> {
     if core.is_null() || (*core).is_busy() {
         None
     } else {
@@ -103,7 +103,7 @@ pub(crate) fn slow_ptr(
 }
 
 /// `slow_ptr` for the slots that return 0 on success and -1 with an exception set.
-fn slow_status(f: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
+pub(crate) fn slow_status(f: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
     Python::with_gil(|py| match catch_unwind(AssertUnwindSafe(|| f(py))) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
@@ -141,6 +141,22 @@ fn detect_layout(py: Python<'_>) -> u8 {
         10 | 11 => LAYOUT_SIZE,
         12..=14 => LAYOUT_TAG,
         _ => LAYOUT_NONE,
+    }
+}
+
+/// Fills item `i` of a list just made by `PyList_New` with `item` (a new reference, stolen):
+/// the list's item array directly where the layout is known (`PyList_SET_ITEM`, which the
+/// limited API lacks), else `PyList_SetItem`.
+///
+/// # Safety
+/// `list` is a new list of more than `i` items whose item `i` is still empty.
+#[inline(always)]
+pub(crate) unsafe fn list_fill_item(list: *mut ffi::PyObject, i: usize, item: *mut ffi::PyObject) {
+    if LAYOUT.load(Ordering::Relaxed) == LAYOUT_NONE {
+        ffi::PyList_SetItem(list, i as ffi::Py_ssize_t, item);
+    } else {
+        let items = *((list as *const u8).add(VAR_ITEMS_OFFSET) as *const *mut *mut ffi::PyObject);
+        *items.add(i) = item;
     }
 }
 
@@ -196,7 +212,7 @@ pub(crate) unsafe fn exact_int_in(
 
 /// A `(bank, addr)` key that is exactly a tuple of two exact ints, as C longs.
 #[inline(always)]
-unsafe fn exact_bank_key(key: *mut ffi::PyObject) -> Option<(c_long, c_long)> {
+pub(crate) unsafe fn exact_bank_key(key: *mut ffi::PyObject) -> Option<(c_long, c_long)> {
     if ffi::Py_TYPE(key) != ptr::addr_of_mut!(ffi::PyTuple_Type) {
         return None;
     }
@@ -503,7 +519,7 @@ unsafe extern "C" fn memory_new(
 }
 
 /// A zeroed instance of `subtype` from its own allocator (tracked by the GC when it has GC).
-unsafe fn alloc_instance(
+pub(crate) unsafe fn alloc_instance(
     py: Python<'_>,
     subtype: *mut ffi::PyTypeObject,
 ) -> PyResult<*mut ffi::PyObject> {
@@ -560,7 +576,7 @@ unsafe extern "C" fn memory_dealloc(slf: *mut ffi::PyObject) {
 
 /// Frees an instance with its type's `tp_free` and drops the instance's reference to its
 /// (heap) type.
-unsafe fn free_instance(slf: *mut ffi::PyObject) {
+pub(crate) unsafe fn free_instance(slf: *mut ffi::PyObject) {
     let tp = ffi::Py_TYPE(slf);
     let free = ffi::PyType_GetSlot(tp, ffi::Py_tp_free);
     if !free.is_null() {
@@ -700,12 +716,12 @@ unsafe extern "C" fn register_file_dealloc(slf: *mut ffi::PyObject) {
 
 // ------------------------------------------------------------------------------ the types
 
-fn slot(slot: c_int, pfunc: *mut c_void) -> ffi::PyType_Slot {
+pub(crate) fn slot(slot: c_int, pfunc: *mut c_void) -> ffi::PyType_Slot {
     ffi::PyType_Slot { slot, pfunc }
 }
 
 /// Creates a heap type from `slots` (a terminator is added).
-fn new_type<'py>(
+pub(crate) fn new_type<'py>(
     py: Python<'py>,
     name: &'static CStr,
     basicsize: usize,

@@ -759,7 +759,6 @@ class PyBoy:
 
     def _patch(self, bank, addr, value):
         """Write ``value`` where a breakpoint at (bank, addr) lives; return the old byte."""
-        gb = self._gb
         host = self._host
         if addr < 0x100 and bank == -1:
             old = self._boot_byte(addr)
@@ -771,9 +770,12 @@ class PyBoy:
                 )
             if not 0 <= bank < self._rom_banks:
                 raise PyBoyOutOfBoundsException(f"ROM bank out of bounds. Asked for {bank}, max is {self._rom_banks}")
+            # memory[bank, offset] reads and overrides that ROM byte (the native view's slot:
+            # no method call into the core).
             offset = addr & 0x3FFF if addr >= 0x4000 else addr
-            old = gb.read_rom_bank(bank, offset)
-            host.override_rom(bank, offset, value)
+            memory = self.memory
+            old = memory[bank, offset]
+            memory[bank, offset] = value
         elif addr < 0xA000:
             if bank != 0:
                 raise NotImplementedError("emurust.PyBoy: hooks in CGB VRAM bank 1")
@@ -867,6 +869,17 @@ class PyBoy:
     def hook_register(self, bank, addr, callback, context):
         """Call ``callback(context)`` whenever the CPU is about to execute ``addr`` in ``bank``
         (``bank=None`` and a symbol name as ``addr`` look it up in the symbol file)."""
+        if bank.__class__ is int and addr.__class__ is int and 0 <= addr < 0x8000 and 0 <= bank < self._rom_banks:
+            # A hook in ROM (the common case): _breakpoint_add's steps, inline.
+            memory = self.memory
+            opcode = memory[bank, addr]
+            if opcode == OPCODE_BRK:
+                raise ValueError("Hook already registered for this bank and address.")
+            memory[bank, addr & 0x3FFF] = OPCODE_BRK
+            self._breakpoints[(bank, addr)] = opcode
+            self._host.set_breakpoints_enabled(True)
+            self._hooks[(bank & 0xFF) << 24 | addr << 8 | opcode] = (callback, context)
+            return 0
         if bank is None and isinstance(addr, str):
             bank, addr = self._lookup_symbol(addr)
         opcode = self.memory[bank, addr]
@@ -878,6 +891,15 @@ class PyBoy:
 
     def hook_deregister(self, bank, addr):
         """Remove the hook at ``bank``, ``addr`` (or a symbol, with ``bank=None``)."""
+        if bank.__class__ is int and addr.__class__ is int and 0 <= addr < 0x8000 and 0 <= bank < self._rom_banks:
+            # A hook in ROM (the common case): _breakpoint_remove's steps, inline.
+            opcode = self._breakpoints.pop((bank, addr), None)
+            if opcode is None:
+                raise ValueError("Breakpoint not found for bank and addr")
+            self.memory[bank, addr & 0x3FFF] = opcode
+            self._hooks.pop((bank & 0xFF) << 24 | addr << 8 | opcode)
+            self._host.set_breakpoints_enabled(bool(self._breakpoints) or self._breakpoint_waiting is not None)
+            return 0
         if bank is None and isinstance(addr, str):
             bank, addr = self._lookup_symbol(addr)
         opcode = self._breakpoints.get((bank, addr))
@@ -1064,7 +1086,7 @@ class PyBoy:
         self.game_wrapper.game_area_mapping(mapping, sprite_offset)
 
     def game_area(self):
-        return self.game_wrapper.game_area()
+        return self._game_wrapper.game_area()
 
     # ------------------------------------------------------------------ misc
 
