@@ -82,7 +82,7 @@ static mut SEND_INPUT_DEF: ffi::PyMethodDef = ffi::PyMethodDef {
         PyCFunctionFastWithKeywords: send_input,
     },
     ml_flags: ffi::METH_FASTCALL | ffi::METH_KEYWORDS,
-    ml_doc: c"send_input(event, delay=0)\n--\n\nQueue a WindowEvent for the next frame, or `delay` frames later."
+    ml_doc: c"send_input($self, event, delay=0)\n--\n\nQueue a WindowEvent for the next frame, or `delay` frames later."
         .as_ptr(),
 };
 
