@@ -18,7 +18,10 @@ stable-baselines3. Measures, emurust and PyBoy alternating:
   own Python), per step;
 - N processes in SB3's SubprocVecEnv for each N of ``--processes``: env steps/s (N per call),
   with each worker's thread count and resident memory after start-up (to see oversubscription:
-  threads a process starts beyond its own, e.g. BLAS pools, and memory per process).
+  threads a process starts beyond its own, e.g. BLAS pools, and memory per process), and the
+  split of a call's time: the slowest worker's step (SubprocVecEnv waits for all), the mean
+  step's wall and CPU time inside the workers (CPU well under wall: the worker waited for a
+  CPU), and the rest (the main process: pipes, pickles).
 """
 
 from __future__ import annotations
@@ -92,8 +95,36 @@ def make_env(backend: str, env_dir: str, config: dict, seed: int):
 
 def _env_fn(backend, env_dir, config, rank):
     def build():
-        return make_env(backend, env_dir, config, rank)
+        return _TimedSteps(make_env(backend, env_dir, config, rank))
     return build
+
+
+def _timed_steps_class():
+    import gymnasium
+
+    class TimedSteps(gymnasium.Wrapper):
+        """Records each step's wall and CPU time inside the worker process: with the vector
+        env's wall time per call, it splits N-process time into the env's own step (and
+        whether the worker had a CPU to itself: CPU ~ wall), the slowest worker of each call
+        (SubprocVecEnv waits for all) and the main process's share (pipes, pickles)."""
+
+        def __init__(self, env):
+            super().__init__(env)
+            self.step_walls = []
+            self.step_cpus = []
+
+        def step(self, action):
+            w0, c0 = time.perf_counter(), time.process_time()
+            out = self.env.step(action)
+            self.step_walls.append(time.perf_counter() - w0)
+            self.step_cpus.append(time.process_time() - c0)
+            return out
+
+    return TimedSteps
+
+
+def _TimedSteps(env):
+    return _timed_steps_class()(env)
 
 
 def run_isolated(backend: str, task: str, args, extra=None) -> dict:
@@ -238,9 +269,15 @@ def task_vec(backend, args, n) -> dict:
         for a in acts:
             venv.step(a)
         dt = time.perf_counter() - t0
+        walls = np.array([w[-calls:] for w in venv.get_attr("step_walls")])  # (workers, calls)
+        cpus = np.array([c[-calls:] for c in venv.get_attr("step_cpus")])
         venv.close()
         return {"processes": n, "steps": calls * n, "wall_s": dt, "steps_per_s": calls * n / dt, "startup_s": startup,
-                "worker_threads": threads, "worker_rss_mib": rss}
+                "worker_threads": threads, "worker_rss_mib": rss,
+                "vec_call_us": dt / calls * 1e6,
+                "worker_step_wall_us": float(walls.mean() * 1e6),
+                "worker_step_cpu_us": float(cpus.mean() * 1e6),
+                "slowest_worker_step_us": float(walls.max(axis=0).mean() * 1e6)}
 
 
 def run_task(args) -> int:
@@ -324,6 +361,12 @@ def main(argv=None) -> int:
               f"threads per worker emurust {row['emurust']['worker_threads'][0]}, PyBoy {row['pyboy']['worker_threads'][0]}; "
               f"RSS per worker emurust {np.mean(row['emurust']['worker_rss_mib']):.0f} MiB, PyBoy {np.mean(row['pyboy']['worker_rss_mib']):.0f} MiB",
               flush=True)
+        for b in backends:
+            r = row[b]
+            print(f"    {b}: per call {r['vec_call_us']:,.0f} us = slowest worker's step {r['slowest_worker_step_us']:,.0f} us "
+                  f"(mean step {r['worker_step_wall_us']:,.0f} us wall, {r['worker_step_cpu_us']:,.0f} us CPU) "
+                  f"+ {r['vec_call_us'] - r['slowest_worker_step_us']:,.0f} us outside the steps (main process, pipes)",
+                  flush=True)
     with open(args.out, "w") as f:
         json.dump(out, f, indent=1)
     print(f"wrote {args.out}")

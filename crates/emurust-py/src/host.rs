@@ -8,6 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
+use crate::pyboy_memory::list_fill_item;
 use crate::{busy, guarded, PyGameBoy, SCREEN_ROWS};
 
 #[pyclass(module = "emurust._core", name = "Host", frozen)]
@@ -359,25 +360,28 @@ impl PyHost {
         let on = this.gb.bus.peek(0xFF40) & 0x80 != 0;
         let lines = this.gb.bus.lcd.line_parameters();
         // Built with the C API directly: pyo3's generic conversion costs twice PyBoy's time here.
+        // The values (0-255, and WX - 7 down to -7) come from a table of int objects made
+        // once, which saves creating (or looking up) 576 ints per call.
+        let ints = position_ints(py);
         // SAFETY: each list is created with its final length and every slot is filled once
-        // with an owned reference (PyList_SetItem steals it) before the list is returned;
-        // every allocation is checked.
+        // with an owned reference (list_fill_item steals it: the table's objects are
+        // increfed first) before the list is returned; every allocation is checked.
         unsafe {
             let outer =
                 Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(SCREEN_ROWS as isize))?;
             for (i, p) in lines.iter().take(SCREEN_ROWS).enumerate() {
                 let row = if on {
-                    [p[0] as i64, p[1] as i64, p[2] as i64 - 7, p[3] as i64]
+                    [p[0] as i32, p[1] as i32, p[2] as i32 - 7, p[3] as i32]
                 } else {
                     [0; 4]
                 };
                 let inner = Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyList_New(4))?;
                 for (j, v) in row.iter().enumerate() {
-                    let item =
-                        Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyLong_FromLongLong(*v))?;
-                    pyo3::ffi::PyList_SetItem(inner.as_ptr(), j as isize, item.into_ptr());
+                    let item = ints[(v + POSITION_INT_MIN_NEG) as usize].as_ptr();
+                    pyo3::ffi::Py_INCREF(item);
+                    list_fill_item(inner.as_ptr(), j, item);
                 }
-                pyo3::ffi::PyList_SetItem(outer.as_ptr(), i as isize, inner.into_ptr());
+                list_fill_item(outer.as_ptr(), i, inner.into_ptr());
             }
             Ok(outer)
         }
@@ -396,6 +400,24 @@ impl PyHost {
         let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
         Ok(PyGameBoy::impl_pyboy_state_layout(&this))
     }
+}
+
+/// `tilemap_position_list` values run from -7 (WX - 7) to 255.
+const POSITION_INT_MIN_NEG: i32 = 7;
+
+/// Int objects for -7..=255, index `v + 7`, made once.
+fn position_ints(py: Python<'_>) -> &'static [Py<PyAny>] {
+    static INTS: std::sync::OnceLock<Vec<Py<PyAny>>> = std::sync::OnceLock::new();
+    INTS.get_or_init(|| {
+        (-POSITION_INT_MIN_NEG..=255)
+            .map(|v| {
+                v.into_pyobject(py)
+                    .expect("a small int")
+                    .into_any()
+                    .unbind()
+            })
+            .collect()
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -23,12 +23,16 @@ const SCREEN_ROWS: usize = 144;
 mod batch;
 mod files;
 mod gang;
+mod gb_box;
 mod host;
 mod pong;
+mod pyboy_input;
 mod pyboy_memory;
+mod pyboy_tilemap;
 mod vectors;
 
 use files::load_bytes;
+use gb_box::GbBox;
 
 pyo3::create_exception!(
     _core,
@@ -83,7 +87,7 @@ fn button_mask(name: &str) -> PyResult<u8> {
 /// One Game Boy (DMG) emulator. See `emurust.GameBoy` for the documented Python API.
 #[pyclass(module = "emurust._core", name = "GameBoy", subclass)]
 struct PyGameBoy {
-    gb: Box<CoreGameBoy>,
+    gb: GbBox,
 }
 
 #[pymethods]
@@ -107,7 +111,7 @@ impl PyGameBoy {
             CoreGameBoy::with_options(rom_bytes, boot, options)
         })?
         .map_err(to_py)?;
-        Ok(PyGameBoy { gb: Box::new(gb) })
+        Ok(PyGameBoy { gb: GbBox::new(gb) })
     }
     /// True on Game Boy Color hardware (chosen as PyBoy chooses it: see `GameBoy`).
     #[getter]
@@ -476,6 +480,7 @@ impl PyGameBoy {
         // stops within a slice and leaves the emulator at a frame boundary. Running frame by
         // frame is exactly `tick(frames)`: only the call's last frame is drawn and sampled.
         let mut left = frames as u32;
+        let _busy = self.gb.busy_guard();
         let gb = &mut self.gb;
         while left > 0 {
             let deadline = std::time::Instant::now() + SIGNAL_SLICE;
@@ -955,6 +960,7 @@ impl PyGameBoy {
 
     #[allow(clippy::too_many_arguments)]
     fn impl_run_to_break(&mut self, py: Python<'_>) -> PyResult<bool> {
+        let _busy = self.gb.busy_guard();
         let gb = &mut self.gb;
         py.allow_threads(|| guarded("tick", || gb.run_to_break()))
     }
@@ -1223,7 +1229,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("BUTTONS", BUTTON_NAMES.to_vec())?;
     let _ = button::A;
     m.add_class::<PyGameBoy>()?;
-    m.add_class::<pyboy_memory::PyBoyMemoryView>()?;
+    pyboy_memory::register(m)?;
+    pyboy_input::register(m)?;
+    pyboy_tilemap::register(m)?;
     m.add_function(wrap_pyfunction!(_postboot_snapshot, m)?)?;
     vectors::register(m)?;
     files::register(m)?;

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from operator import index
 
+from .. import _core
+
 from .utils import PyBoyInvalidInputException, PyBoyInvalidOperationException, PyBoyOutOfBoundsException
 
 _C_INT_MIN, _C_INT_MAX = -(2**31), 2**31 - 1
@@ -245,25 +247,7 @@ class PyBoyMemoryView:
                 write(x, value)
 
 
-class PyBoyRegisterFile:
-    """CPU registers A, F, B, C, D, E, HL, SP, PC. Writes are masked to the register's width
-    (F keeps its upper four bits)."""
-
-    def __init__(self, pyboy):
-        object.__setattr__(self, "_gb", pyboy._gb)
-        object.__setattr__(self, "_host", pyboy._host)
-
-
-def _register_property(name, mask):
-    def getter(self):
-        return self._host.register(name)
-
-    def setter(self, value):
-        self._gb.set_register(name, value & mask)
-
-    return property(getter, setter)
-
-
-for _name, _mask in (("A", 0xFF), ("F", 0xF0), ("B", 0xFF), ("C", 0xFF), ("D", 0xFF), ("E", 0xFF), ("HL", 0xFFFF), ("SP", 0xFFFF), ("PC", 0xFFFF)):
-    setattr(PyBoyRegisterFile, _name, _register_property(_name.lower(), _mask))
-del _name, _mask
+# CPU registers A, F, B, C, D, E, HL, SP, PC, as attributes (PyBoyRegisterFile(pyboy)): a
+# native type (emurust/_core, pyboy_memory.rs) whose attribute slots read the core directly.
+# Writes are `value & mask` with Python's `&` (F keeps its upper four bits), as on PyBoy.
+PyBoyRegisterFile = _core.PyBoyRegisterFile

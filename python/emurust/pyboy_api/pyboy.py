@@ -141,6 +141,51 @@ class PyBoy:
     file object. Only the headless window exists in emurust.
     """
 
+    # The private state in slots: the native send_input reaches `_events` without a dict
+    # lookup, and the instance dict keeps few enough keys to stay a shared-key dict (so that
+    # CPython specialises method loads such as `pyboy.send_input`).
+    __slots__ = (
+        "_events",
+        "_battery",
+        "_boot_frames_left",
+        "_breakpoint_waiting",
+        "_breakpoints",
+        "_cart_cgb",
+        "_cgb",
+        "_custom_palette",
+        "_debug",
+        "_debug_prompt",
+        "_frame_count",
+        "_ftime",
+        "_game_wrapper",
+        "_gb",
+        "_hooks",
+        "_host",
+        "_last_shades",
+        "_palette_cycle",
+        "_palette_rgba",
+        "_paused",
+        "_phantom_ram",
+        "_queued_input",
+        "_ram_banks",
+        "_rom",
+        "_rom_banks",
+        "_rtc",
+        "_rtc_locked",
+        "_screen_array",
+        "_screen_recorder",
+        "_sgb_border",
+        "_singlestep",
+        "_sound_emulated",
+        "_sound_volume",
+        "_step_latch",
+        "_title_status",
+        "_window",
+        "_window_title",
+        "__dict__",
+        "__weakref__",
+    )
+
     def __init__(
         self,
         gamerom,
@@ -714,7 +759,6 @@ class PyBoy:
 
     def _patch(self, bank, addr, value):
         """Write ``value`` where a breakpoint at (bank, addr) lives; return the old byte."""
-        gb = self._gb
         host = self._host
         if addr < 0x100 and bank == -1:
             old = self._boot_byte(addr)
@@ -726,9 +770,12 @@ class PyBoy:
                 )
             if not 0 <= bank < self._rom_banks:
                 raise PyBoyOutOfBoundsException(f"ROM bank out of bounds. Asked for {bank}, max is {self._rom_banks}")
+            # memory[bank, offset] reads and overrides that ROM byte (the native view's slot:
+            # no method call into the core).
             offset = addr & 0x3FFF if addr >= 0x4000 else addr
-            old = gb.read_rom_bank(bank, offset)
-            host.override_rom(bank, offset, value)
+            memory = self.memory
+            old = memory[bank, offset]
+            memory[bank, offset] = value
         elif addr < 0xA000:
             if bank != 0:
                 raise NotImplementedError("emurust.PyBoy: hooks in CGB VRAM bank 1")
@@ -822,6 +869,17 @@ class PyBoy:
     def hook_register(self, bank, addr, callback, context):
         """Call ``callback(context)`` whenever the CPU is about to execute ``addr`` in ``bank``
         (``bank=None`` and a symbol name as ``addr`` look it up in the symbol file)."""
+        if bank.__class__ is int and addr.__class__ is int and 0 <= addr < 0x8000 and 0 <= bank < self._rom_banks:
+            # A hook in ROM (the common case): _breakpoint_add's steps, inline.
+            memory = self.memory
+            opcode = memory[bank, addr]
+            if opcode == OPCODE_BRK:
+                raise ValueError("Hook already registered for this bank and address.")
+            memory[bank, addr & 0x3FFF] = OPCODE_BRK
+            self._breakpoints[(bank, addr)] = opcode
+            self._host.set_breakpoints_enabled(True)
+            self._hooks[(bank & 0xFF) << 24 | addr << 8 | opcode] = (callback, context)
+            return 0
         if bank is None and isinstance(addr, str):
             bank, addr = self._lookup_symbol(addr)
         opcode = self.memory[bank, addr]
@@ -833,6 +891,15 @@ class PyBoy:
 
     def hook_deregister(self, bank, addr):
         """Remove the hook at ``bank``, ``addr`` (or a symbol, with ``bank=None``)."""
+        if bank.__class__ is int and addr.__class__ is int and 0 <= addr < 0x8000 and 0 <= bank < self._rom_banks:
+            # A hook in ROM (the common case): _breakpoint_remove's steps, inline.
+            opcode = self._breakpoints.pop((bank, addr), None)
+            if opcode is None:
+                raise ValueError("Breakpoint not found for bank and addr")
+            self.memory[bank, addr & 0x3FFF] = opcode
+            self._hooks.pop((bank & 0xFF) << 24 | addr << 8 | opcode)
+            self._host.set_breakpoints_enabled(bool(self._breakpoints) or self._breakpoint_waiting is not None)
+            return 0
         if bank is None and isinstance(addr, str):
             bank, addr = self._lookup_symbol(addr)
         opcode = self._breakpoints.get((bank, addr))
@@ -914,8 +981,9 @@ class PyBoy:
             raise PyBoyInvalidInputException("Unrecognized input")
         self.send_input(events[1])
 
-    def send_input(self, event, delay=0):
-        """Queue a :class:`WindowEvent` for the next frame, or ``delay`` frames later."""
+    def _send_input_py(self, event, delay=0):
+        """``send_input``'s every form: the class's ``send_input`` (set below the class) is
+        native and answers a known event number without delay itself."""
         if not isinstance(event, int):
             event = int(event)  # e.g. a pyboy.utils.WindowEvent instance
         if delay:
@@ -1018,7 +1086,7 @@ class PyBoy:
         self.game_wrapper.game_area_mapping(mapping, sprite_offset)
 
     def game_area(self):
-        return self.game_wrapper.game_area()
+        return self._game_wrapper.game_area()
 
     # ------------------------------------------------------------------ misc
 
@@ -1140,6 +1208,12 @@ def _atomic_write(path, data):
             os.fsync(f.fileno())
 
     atomic_write(pathlib.Path(os.path.abspath(path)), write)
+
+
+# Queue a WindowEvent for the next frame, or `delay` frames later: a method of the class
+# written with CPython's C API (emurust/_core, pyboy_input.rs), the per-step call without a
+# Python frame; every form but a known event number without delay goes to _send_input_py.
+PyBoy.send_input = _core._send_input_method(PyBoy, [_EVENT_OBJECTS[n] for n in range(len(_EVENT_OBJECTS))])
 
 
 class _SGB:

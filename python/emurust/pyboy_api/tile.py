@@ -21,6 +21,9 @@ class Tile:
     """As ``pyboy.api.tile.Tile``: identifier 0-383 (DMG); 0-255 are at 0x8000, 256-383 at
     0x9000 (the signed tile data area)."""
 
+    # Fixed attributes, as PyBoy's compiled class: no instance dict to build per tile.
+    __slots__ = ("_pyboy", "data_address", "vram_bank", "tile_identifier", "shape", "raw_buffer_format")
+
     def __init__(self, pyboy, identifier):
         self._pyboy = pyboy
         limit = TILES_CGB if pyboy._cgb else TILES

@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _core
 from .constants import HIGH_TILEMAP, LCDC_OFFSET, LOW_TILEDATA_NTILES, LOW_TILEMAP
 from .tile import Tile
 
 
-class TileMap:
+class TileMap(_core.TileMapBase):
     """Indexable as ``tilemap[x, y]`` with ints or slices; values are tile identifiers
-    (or :class:`Tile` objects after ``use_tile_objects(True)``)."""
+    (or :class:`Tile` objects after ``use_tile_objects(True)``).
+
+    ``tilemap[x, y]`` with two ints 0-31 is answered by the native base class's mapping slot
+    (``emurust/_core``, pyboy_tilemap.rs: PyBoy's two bus reads), which also keeps
+    ``map_offset``, ``signed_tile_data`` and ``_use_tile_objects``; every other form (and frame
+    0, and tile objects) comes to :meth:`_getitem_py`."""
 
     def __init__(self, pyboy, select):
         self._pyboy = pyboy
         self._select = select
         self._use_tile_objects = False
         self._lcdc_bit = 0x40 if select == "WINDOW" else 0x08
+        self._attach(pyboy._gb, pyboy, self._lcdc_bit)
         # PyBoy compares the frame counter with this never-updated value: the LCDC is re-read
         # on every access except during frame 0.
         self._frame_count_update = 0
@@ -74,19 +81,8 @@ class TileMap:
             raise ValueError("Invalid range")
         return start, stop, step
 
-    def __getitem__(self, xy):
-        # The common form, tilemap[x, y] with ints after frame 0: PyBoy's two reads in one call.
-        if xy.__class__ is tuple and len(xy) == 2 and not self._use_tile_objects:
-            x, y = xy
-            if (
-                x.__class__ is int
-                and y.__class__ is int
-                and 0 <= x < 32
-                and 0 <= y < 32
-                and self._frame_count_update != self._pyboy._frame_count
-            ):
-                tile, self.map_offset, self.signed_tile_data = self._pyboy._host.tilemap_tile(self._lcdc_bit, x, y)
-                return tile
+    def _getitem_py(self, xy):
+        """``tilemap[xy]`` for every form the native slot does not answer."""
         if isinstance(xy, (int, slice)):
             x, y = xy, slice(None)
         else:

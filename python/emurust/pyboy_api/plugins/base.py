@@ -34,6 +34,10 @@ class PyBoyGameWrapper:
         self.tilemap_background = pyboy.tilemap_background
         self.tilemap_window = pyboy.tilemap_window
         self._cached_game_area_tiles = None
+        # The cached tiles as a native-int index (numpy casts a uint32 index on every use)
+        # and the tiles array it was made from.
+        self._game_area_index = None
+        self._game_area_index_of = None
         self._cached_sprites_on_screen = []
 
     def enabled(self):
@@ -105,9 +109,17 @@ class PyBoyGameWrapper:
     def game_area(self):
         """The game area as a (height, width) uint32 array of mapped tile identifiers, with
         the sprites on screen drawn over it (mapped, plus ``sprite_offset``)."""
-        tiles = self.mapping[self._game_area_tiles()]
+        # The caches checked here, not through their methods: a per-step call.
+        tiles = self._game_area_tiles() if self._tile_cache_invalid else self._cached_game_area_tiles
+        if tiles is not self._game_area_index_of:
+            self._game_area_index = tiles.astype(np.intp)
+            self._game_area_index_of = tiles
+        tiles = self.mapping[self._game_area_index]
+        sprites = self._sprites_on_screen() if self._sprite_cache_invalid else self._cached_sprites_on_screen
+        if not sprites:
+            return tiles
         xx, yy, width, height = self.game_area_section
-        for s in self._sprites_on_screen():
+        for s in sprites:
             x = (s.x // 8) - xx
             y = (s.y // 8) - yy
             if 0 <= x < width:
