@@ -49,6 +49,8 @@ if [ "${PART:-games}" = games ]; then
           "pokered-menu $P@$C/pokered/states/menu.state")
     core=1
     for r in "${RUNS[@]}"; do
+        # GAMES="dodge pokered-battle ...": only these (a re-run of some).
+        [ -n "${GAMES:-}" ] && [[ " $GAMES " != *" ${r%% *} "* ]] && continue
         bench_pinned $core "pyboy-${r%% *}" --engines emurust,pyboy --roms "${r#* }" --patterns render,skip24,no_render \
             --sound on,off --frames "${FRAMES:-6000}" --repeat 3 &
         core=$((core + 2))
@@ -57,6 +59,7 @@ if [ "${PART:-games}" = games ]; then
     echo "== emurust vs Gambatte, every frame drawn with sound, from power-on" | tee -a "$LOG"
     core=1
     for rom in games/dodge.gb games/runner.gb games/snake.gb $C/games/libbet.gb $C/games/shock-lobster.gb $P; do
+        [ -n "${SKIP_GAMBATTE:-}" ] && continue
         bench_pinned $core "gambatte-$(basename "$rom" .gb)" --engines emurust,gambatte --roms "$rom" --patterns render \
             --sound on --frames "${FRAMES:-6000}" --repeat 3 &
         core=$((core + 2))
@@ -80,5 +83,8 @@ else
 fi
 echo "== done $(date -Is)" | tee -a "$LOG"
 # The device tool brings back at most 8 files: everything in one archive, beside the log.
-tar czf "$OUT/${PART:-games}-results.tar.gz" -C "$OUT" --exclude='*.tar.gz' --exclude="$(basename "$LOG")" . &&
+# (Written outside $OUT first: tar fails with "file changed as we read it" on its own output.)
+ARCHIVE=$(mktemp --suffix=.tar.gz)
+tar czf "$ARCHIVE" -C "$OUT" --exclude='*.tar.gz' --exclude="$(basename "$LOG")" . &&
+    mv "$ARCHIVE" "$OUT/${PART:-games}-results.tar.gz" &&
     find "$OUT" -maxdepth 1 -type f ! -name '*.tar.gz' ! -name "$(basename "$LOG")" -delete
