@@ -45,10 +45,10 @@ def run_batch(n, threads, steps=25, seed=3, **kw):
 
 def test_identical_whatever_the_thread_count():
     one = run_batch(6, 1)
-    # The gang (the default scheduler) with blocks of several environments, of one, and more
-    # threads than environments; and Rayon's own scheduling (scheduler="rayon").
-    others = [run_batch(6, 2), run_batch(6, 4), run_batch(6, 8), run_batch(6, 3, scheduler="rayon"),
-              run_batch(6, 8, scheduler="rayon")]
+    # The gang with blocks of several environments, of one, and more threads than
+    # environments; and Rayon's scheduling (the Game Boy envs' default).
+    others = [run_batch(6, 2, scheduler="gang"), run_batch(6, 4, scheduler="gang"), run_batch(6, 8, scheduler="gang"),
+              run_batch(6, 3), run_batch(6, 8, scheduler="rayon")]
     for other in others:
         for x, y in zip(one, other):
             for k in x:
@@ -273,11 +273,13 @@ def test_bad_arguments_raise_clear_errors_before_running():
 
 
 def test_scheduler_option_and_environment_variable(monkeypatch):
-    assert _core.Batch(DODGE, 2, num_threads=2).scheduler == "gang"
-    assert _core.Batch(DODGE, 2, num_threads=2, scheduler="rayon").scheduler == "rayon"
-    monkeypatch.setenv("EMURUST_SCHEDULER", "rayon")
+    # Defaults: Rayon for the Game Boy envs, the gang for Pong (each the device's faster).
     assert _core.Batch(DODGE, 2, num_threads=2).scheduler == "rayon"
-    assert _core.Batch(DODGE, 2, num_threads=2, scheduler="gang").scheduler == "gang"  # the argument wins
+    assert _core.PongBatch(8, num_threads=2).scheduler == "gang"
+    assert _core.Batch(DODGE, 2, num_threads=2, scheduler="gang").scheduler == "gang"
+    monkeypatch.setenv("EMURUST_SCHEDULER", "gang")
+    assert _core.Batch(DODGE, 2, num_threads=2).scheduler == "gang"
+    assert _core.Batch(DODGE, 2, num_threads=2, scheduler="rayon").scheduler == "rayon"  # the argument wins
     monkeypatch.setenv("EMURUST_SCHEDULER", "fastest")
     with pytest.raises(ValueError, match="EMURUST_SCHEDULER"):
         _core.Batch(DODGE, 2)

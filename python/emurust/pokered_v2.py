@@ -117,7 +117,7 @@ class RedV2Batch:
         cfg = {**V2_DEFAULTS, **config}
         self.config = cfg
         self.event_names: Dict[str, str] = json.loads(_find(cfg, "events_path", "events.json").read_text())
-        # scheduler: "gang" (default; EMURUST_SCHEDULER) or "rayon", see docs/scheduling.md.
+        # scheduler: "rayon" (default; EMURUST_SCHEDULER) or "gang", see docs/scheduling.md.
         self.core = _core.RedV2Batch(*_core_args(cfg, num_envs), **_core_kwargs(cfg, num_threads), scheduler=scheduler)
         self.num_envs = int(num_envs)
         self.max_steps = int(cfg["max_steps"])

@@ -665,7 +665,7 @@ impl RedV2Batch {
         num_threads: Option<i64>,
         scheduler: Option<&str>,
     ) -> PyResult<Self> {
-        let scheduler = Scheduler::from_py(scheduler)?;
+        let scheduler = Scheduler::from_py(scheduler, Scheduler::Rayon)?;
         if !(1..=65536).contains(&num_envs) {
             return Err(PyValueError::new_err(format!(
                 "num_envs must be between 1 and 65536, got {num_envs}"
