@@ -181,6 +181,34 @@ class PyBoyMemoryView:
     def __iter__(self) -> Any: ...
 
 
+class PyBoyRegisterFile:
+    """``emurust.PyBoy.register_file``: CPU registers A, F, B, C, D, E, HL, SP, PC. Writes are
+    masked to the register's width (F keeps its upper four bits)."""
+    def __init__(self, pyboy: Any) -> None: ...
+    A: int
+    F: int
+    B: int
+    C: int
+    D: int
+    E: int
+    HL: int
+    SP: int
+    PC: int
+
+
+class TileMapBase:
+    """The base of ``emurust.pyboy_api.tilemap.TileMap``: ``tilemap[x, y]`` answered in Rust."""
+    map_offset: int
+    signed_tile_data: bool
+    _use_tile_objects: bool
+    def _attach(self, gb: GameBoy, pyboy: Any, lcdc_bit: int) -> None: ...
+
+
+def _send_input_method(cls: type, event_objects: list) -> Any:
+    """The ``send_input`` method descriptor for ``cls`` (the PyBoy facade's hot path)."""
+    ...
+
+
 def run_vector_file(path: Union[str, PathLike[str]], max_failures: int = 10) -> dict: ...
 def read_user_file(path: Union[str, PathLike[str]], what: str = "file") -> bytes:
     """The whole file, as the emulator reads ROMs and states: OSError subclasses as open() raises
