@@ -334,3 +334,20 @@ def test_debug_prompt_as_pyboys(commands, breakpoints, monkeypatch):
     """PyBoy's ``breakpoints=`` prompt: the same stops (PC at each), the same commands read, the
     same messages and the same machine afterwards."""
     assert_same(debug_prompt_script, commands, breakpoints, monkeypatch)
+
+
+# ------------------------------------------------------------------ sprite fields
+
+
+def sprite_fields_script(pb_api, rec):
+    pb = pb_api.PyBoy(DODGE, window="null")
+    pb.tick(120, False)
+    for i in (0, 5, 39):
+        s = pb.get_sprite(i)
+        # PyBoy 2.8.1's `sprite_index` reads 0 for every sprite (declared, never assigned).
+        rec(f"sprite {i}", (s.sprite_index, repr(s), s.x, s.y, s.tile_identifier, s.on_screen))
+    pb.stop(save=False)
+
+
+def test_sprite_fields_as_pyboys():
+    assert_same(sprite_fields_script)

@@ -74,7 +74,9 @@ class Sprite:
 
     @property
     def sprite_index(self):
-        return self._sprite_index
+        # PyBoy 2.8.1 declares this attribute (readonly) but never assigns it: it reads 0 for
+        # every sprite. The index itself is in repr() and `_sprite_index`, as there.
+        return 0
 
     def __eq__(self, other):
         return self._offset == other._offset
