@@ -887,12 +887,13 @@ def memory_forms_script(pb_api, rec, rom):
         slice(0xC000, 0xC000), slice(0xC010, 0xC000), slice(None, 0xC000), slice(0xC000, None), slice(0xC000, 0xC010, 0),
         slice(0xC000, 0xC010, -1), slice(-5, 10), slice(0x10000, 0x10005), slice(True, 5), slice(0xC000, 0xC004, True),
         slice(49152.0, 0xC004), (0, slice(0xC000, 0xC004)), (1, slice(0x4000, 0x4004)), (0, slice(0xA000, 0xA004)),
+        (2**40, 0), (-(2**40), 0), (2**31, 0), (2**31 - 1, 0), (-(2**31) - 1, 0xC000), (2**64, 0), (2**40, slice(0, 4)),
     ]
     for k in keys:
         rec.call(f"read {k!r}", lambda k=k: m[k])
     values = [0, 1, 0x7F, 0xFF, 0x100, -1, True, 2.9, "x", None, [1, 2], 2**64]
     writable = [0xC100, 0xFF80, 0x2000, (0, 0xC101), (0, 0xD101), (0, 0x8000), (1, 0x4002), (0, 0xA001), (3, 0xA001),
-                (4, 0xA001), (0, 0xFF80), 2**31, -0x3F00, slice(0xC200, 0xC203), (0, slice(0xC300, 0xC302))]
+                (4, 0xA001), (0, 0xFF80), 2**31, -0x3F00, slice(0xC200, 0xC203), (0, slice(0xC300, 0xC302)), (2**40, 0xC000)]
     for k in writable:
         for v in values:
             def write(k=k, v=v):

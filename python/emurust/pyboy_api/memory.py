@@ -94,6 +94,7 @@ class PyBoyMemoryView:
             bank, addr = key
             if not isinstance(bank, int):
                 raise PyBoyInvalidInputException("Bank has to be integer. Slicing is not supported.")
+            bank = _c_int(bank)  # a C int in PyBoy too: OverflowError past its range
         is_single = isinstance(addr, int)
         if is_single:
             return _c_int(addr), 0, 1, bank, True, is_bank
