@@ -351,3 +351,29 @@ def sprite_fields_script(pb_api, rec):
 
 def test_sprite_fields_as_pyboys():
     assert_same(sprite_fields_script)
+
+
+# ------------------------------------------------------------------ tile map keys
+
+
+def tilemap_keys_script(pb_api, rec):
+    pb = pb_api.PyBoy(DODGE, window="null")
+    pb.tick(60, False)
+    for name in ("tilemap_background", "tilemap_window"):
+        tm = getattr(pb, name)
+        # Fresh iterators per emulator: the keys' forms, with PyBoy's (Cython's) unpacking messages.
+        keys = [(0,), (), (0, 1, 2), [0, 1], [0], None, "ab", "abc", iter([1, 2, 3]), (k for k in [1]), 3.5,
+                (32, 0), (-1, 0), (0, 32), ("a", 0), (slice(0, 2), 0), (0, slice(None)), 5, (slice(0, 2, 2), 0)]
+        for k in keys:
+            label = k if not hasattr(k, "__next__") else type(k).__name__
+
+            def read(k=k):
+                v = tm[k]
+                return v.tolist() if hasattr(v, "tolist") else v
+
+            rec.call(f"{name}[{label!r}]", read)
+    pb.stop(save=False)
+
+
+def test_tilemap_keys_as_pyboys():
+    assert_same(tilemap_keys_script)

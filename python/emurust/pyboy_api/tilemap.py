@@ -9,6 +9,22 @@ from .constants import HIGH_TILEMAP, LCDC_OFFSET, LOW_TILEDATA_NTILES, LOW_TILEM
 from .tile import Tile
 
 
+def _unpack_pair(obj):
+    """``x, y = obj`` with the messages of PyBoy's compiled unpacking (Cython's, not CPython's)."""
+    try:
+        items = iter(obj)
+    except TypeError:
+        raise TypeError(f"'{type(obj).__name__}' object is not iterable") from None
+    pair = []
+    for item in items:
+        pair.append(item)
+        if len(pair) > 2:
+            raise ValueError("too many values to unpack (expected 2)")
+    if len(pair) < 2:
+        raise ValueError(f"need more than {len(pair)} value{'' if len(pair) == 1 else 's'} to unpack")
+    return pair[0], pair[1]
+
+
 class TileMap(_core.TileMapBase):
     """Indexable as ``tilemap[x, y]`` with ints or slices; values are tile identifiers
     (or :class:`Tile` objects after ``use_tile_objects(True)``).
@@ -86,7 +102,7 @@ class TileMap(_core.TileMapBase):
         if isinstance(xy, (int, slice)):
             x, y = xy, slice(None)
         else:
-            x, y = xy
+            x, y = _unpack_pair(xy)
         x_slice = isinstance(x, slice)
         y_slice = isinstance(y, slice)
         if x_slice:
