@@ -498,11 +498,7 @@ unsafe extern "C" fn memory_new(
     kwds: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     slow_ptr(|py| {
-        if !kwds.is_null() && ffi::PyDict_Size(kwds) != 0 {
-            return Err(PyTypeError::new_err(
-                "PyBoyMemoryView() takes no keyword arguments",
-            ));
-        }
+        reject_keywords(kwds, "PyBoyMemoryView")?;
         let args = Bound::from_borrowed_ptr(py, args);
         let (gb, fallback, rom_banks, ram_banks): (Bound<'_, PyGameBoy>, PyObject, i64, i64) =
             args.extract()?;
@@ -542,7 +538,32 @@ unsafe extern "C" fn memory_traverse(
     arg: *mut c_void,
 ) -> c_int {
     let view = &*(slf as *const MemoryViewObject);
-    for obj in [view.owner, view.fallback] {
+    visit_references([view.owner, view.fallback], visit, arg)
+}
+
+unsafe extern "C" fn memory_clear(slf: *mut ffi::PyObject) -> c_int {
+    let view = slf as *mut MemoryViewObject;
+    (*view).core = ptr::null_mut();
+    clear_references([
+        ptr::addr_of_mut!((*view).owner),
+        ptr::addr_of_mut!((*view).fallback),
+    ]);
+    0
+}
+
+unsafe extern "C" fn memory_dealloc(slf: *mut ffi::PyObject) {
+    ffi::PyObject_GC_UnTrack(slf as *mut c_void);
+    memory_clear(slf);
+    free_instance(slf);
+}
+
+/// A `tp_traverse` body: visit each object reference an instance holds (null ones skipped).
+pub(crate) unsafe fn visit_references<const N: usize>(
+    objs: [*mut ffi::PyObject; N],
+    visit: ffi::visitproc,
+    arg: *mut c_void,
+) -> c_int {
+    for obj in objs {
         if !obj.is_null() {
             let r = visit(obj, arg);
             if r != 0 {
@@ -553,25 +574,24 @@ unsafe extern "C" fn memory_traverse(
     0
 }
 
-unsafe extern "C" fn memory_clear(slf: *mut ffi::PyObject) -> c_int {
-    let view = slf as *mut MemoryViewObject;
-    (*view).core = ptr::null_mut();
-    for field in [
-        ptr::addr_of_mut!((*view).owner),
-        ptr::addr_of_mut!((*view).fallback),
-    ] {
+/// A `tp_clear` body: null each reference field, then drop what it held.
+pub(crate) unsafe fn clear_references<const N: usize>(fields: [*mut *mut ffi::PyObject; N]) {
+    for field in fields {
         let obj = std::mem::replace(&mut *field, ptr::null_mut());
         if !obj.is_null() {
             ffi::Py_DECREF(obj);
         }
     }
-    0
 }
 
-unsafe extern "C" fn memory_dealloc(slf: *mut ffi::PyObject) {
-    ffi::PyObject_GC_UnTrack(slf as *mut c_void);
-    memory_clear(slf);
-    free_instance(slf);
+/// `tp_new`'s refusal of keyword arguments, with CPython's message.
+pub(crate) unsafe fn reject_keywords(kwds: *mut ffi::PyObject, type_name: &str) -> PyResult<()> {
+    if !kwds.is_null() && ffi::PyDict_Size(kwds) != 0 {
+        return Err(PyTypeError::new_err(format!(
+            "{type_name}() takes no keyword arguments"
+        )));
+    }
+    Ok(())
 }
 
 /// Frees an instance with its type's `tp_free` and drops the instance's reference to its
@@ -684,11 +704,7 @@ unsafe extern "C" fn register_file_new(
     kwds: *mut ffi::PyObject,
 ) -> *mut ffi::PyObject {
     slow_ptr(|py| {
-        if !kwds.is_null() && ffi::PyDict_Size(kwds) != 0 {
-            return Err(PyTypeError::new_err(
-                "PyBoyRegisterFile() takes no keyword arguments",
-            ));
-        }
+        reject_keywords(kwds, "PyBoyRegisterFile")?;
         let args = Bound::from_borrowed_ptr(py, args);
         let (arg,): (Bound<'_, PyAny>,) = args.extract()?;
         let gb = match arg.downcast::<PyGameBoy>() {

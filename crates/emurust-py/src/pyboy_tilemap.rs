@@ -15,7 +15,8 @@ use pyo3::types::PyString;
 
 use crate::gb_box::GbSlot;
 use crate::pyboy_memory::{
-    alloc_instance, exact_bank_key, fast_core, free_instance, new_type, slot, slow_ptr, slow_status,
+    alloc_instance, clear_references, exact_bank_key, fast_core, free_instance, new_type, slot,
+    slow_ptr, slow_status, visit_references,
 };
 use crate::{busy, PyGameBoy};
 
@@ -129,29 +130,16 @@ unsafe extern "C" fn tilemap_traverse(
     arg: *mut c_void,
 ) -> c_int {
     let map = slf as *mut TileMapObject;
-    for obj in [(*map).owner, (*map).pyboy] {
-        if !obj.is_null() {
-            let r = visit(obj, arg);
-            if r != 0 {
-                return r;
-            }
-        }
-    }
-    0
+    visit_references([(*map).owner, (*map).pyboy], visit, arg)
 }
 
 unsafe extern "C" fn tilemap_clear(slf: *mut ffi::PyObject) -> c_int {
     let map = slf as *mut TileMapObject;
     (*map).core = ptr::null_mut();
-    for field in [
+    clear_references([
         ptr::addr_of_mut!((*map).owner),
         ptr::addr_of_mut!((*map).pyboy),
-    ] {
-        let obj = std::mem::replace(&mut *field, ptr::null_mut());
-        if !obj.is_null() {
-            ffi::Py_DECREF(obj);
-        }
-    }
+    ]);
     0
 }
 
