@@ -466,12 +466,13 @@ type OutArgs<'py> = (
     Arr<'py, bool>,
 );
 
-fn rows_of<'a, T: numpy::Element>(
+/// An output array as one slice of `n` rows of `per` values (C-contiguous, that size).
+fn checked_rows<'a, T: numpy::Element>(
     a: &'a mut numpy::PyReadwriteArrayDyn<'_, T>,
     n: usize,
     per: usize,
     name: &str,
-) -> PyResult<std::slice::ChunksExactMut<'a, T>> {
+) -> PyResult<&'a mut [T]> {
     let s = a
         .as_slice_mut()
         .map_err(|_| PyValueError::new_err(format!("{name} must be C-contiguous")))?;
@@ -481,7 +482,16 @@ fn rows_of<'a, T: numpy::Element>(
             s.len()
         )));
     }
-    Ok(s.chunks_exact_mut(per))
+    Ok(s)
+}
+
+fn rows_of<'a, T: numpy::Element>(
+    a: &'a mut numpy::PyReadwriteArrayDyn<'_, T>,
+    n: usize,
+    per: usize,
+    name: &str,
+) -> PyResult<std::slice::ChunksExactMut<'a, T>> {
+    Ok(checked_rows(a, n, per, name)?.chunks_exact_mut(per))
 }
 
 /// The output arrays as raw slices with their row sizes, for the workers (each writes the
@@ -523,16 +533,7 @@ fn whole<T: numpy::Element>(
     per: usize,
     name: &str,
 ) -> PyResult<SharedMut<T>> {
-    let s = a
-        .as_slice_mut()
-        .map_err(|_| PyValueError::new_err(format!("{name} must be C-contiguous")))?;
-    if s.len() != n * per {
-        return Err(PyValueError::new_err(format!(
-            "{name} must hold {n} x {per} values, got {}",
-            s.len()
-        )));
-    }
-    Ok(SharedMut::new(s))
+    Ok(SharedMut::new(checked_rows(a, n, per, name)?))
 }
 
 impl RedV2Batch {
