@@ -17,13 +17,9 @@
 # stubs/mediapy (v2 imports it for videos it does not record here). Results in $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/device-results}
-mkdir -p "$OUT"
-PY=${PYTHON:-python3}
-SITE=${SITE:-/tmp/site}
+. benches/device_setup.sh
 C=$PWD/.corpus
-$PY -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .whl/*.whl 2>&1 | grep -v "^WARNING"
-export PYTHONPATH=$SITE:$C/stubs PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore EMURUST_REFERENCES=$C/refs
+export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$C/stubs EMURUST_REFERENCES=$C/refs
 LOG="$OUT/${PART:-games}.log"
 {
     date -Is

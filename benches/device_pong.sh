@@ -5,12 +5,8 @@
 # mkdir -p .refs && cp -r ../shared/data/references/puffer-pong .refs/). Results in $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/device-results}
-mkdir -p "$OUT"
-PY=${PYTHON:-python3}
-SITE=${SITE:-/tmp/site}
-$PY -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .whl/*.whl 2>&1 | grep -v "^WARNING"
-export PYTHONPATH=$SITE PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore EMURUST_REFERENCES=$PWD/.refs
+. benches/device_setup.sh
+export EMURUST_REFERENCES=$PWD/.refs
 LOG="$OUT/pong.log"
 command -v gcc >/dev/null || { echo "no gcc on this machine: the C reference cannot be built" | tee "$LOG"; exit 1; }
 test -f .refs/puffer-pong/pong.h || { echo "carry .refs (.refs/puffer-pong/pong.h)" | tee "$LOG"; exit 1; }

@@ -18,16 +18,8 @@
 # environment (how it was tried on the 2-core machine).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/device-results}
-mkdir -p "$OUT"
-PY=${PYTHON:-python3}
-SITE=${SITE:-/tmp/site}
+. benches/device_setup.sh
 C=${CORPUS:-$PWD/.corpus}
-if [ -z "${SKIP_INSTALL:-}" ]; then
-    $PY -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .whl/*.whl 2>&1 | grep -v "^WARNING"
-    export PYTHONPATH=$SITE
-fi
-export PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 LOG="$OUT/sched.log"
 T=${THREADS:-1,2,4,8,16}
 TOP=${TOP_THREADS:-16}

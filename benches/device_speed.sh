@@ -11,13 +11,9 @@
 # Results in $OUT: speed.log, compare.json, scaling/*, rl.json.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/device-results}
+. benches/device_setup.sh
 mkdir -p "$OUT/scaling"
-PY=${PYTHON:-python3}
 LOG="$OUT/speed.log"
-SITE=${SITE:-/tmp/site}
-$PY -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .whl/*.whl 2>&1 | grep -v "^WARNING"
-export PYTHONPATH=$SITE PYTHONUNBUFFERED=1 PYTHONWARNINGS=ignore
 {
     date -Is
     grep -m1 "model name" /proc/cpuinfo
