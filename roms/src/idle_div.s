@@ -30,13 +30,7 @@ isr_vblank:
 	pop af
 	reti
 
-isr_timer:
-	push af
-	ldh a,(TCOUNT&0xFF)
-	inc a
-	ldh (TCOUNT&0xFF),a
-	pop af
-	reti
+isr_timer = idle_isr_timer
 
 main:
 	ld hl,#str_title

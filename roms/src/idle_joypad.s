@@ -20,13 +20,7 @@ isr_joypad = isr_none
 isr_stat = isr_none
 isr_timer = isr_none
 
-isr_vblank:
-	push af
-	ld a,#1
-	ld (VFLAG),a
-	ldh (VFLAG_H&0xFF),a
-	pop af
-	reti
+isr_vblank = idle_isr_vblank
 
 main:
 	ld hl,#str_title

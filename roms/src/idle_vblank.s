@@ -24,21 +24,8 @@ isr_serial = isr_none
 isr_joypad = isr_none
 isr_stat = isr_none
 
-isr_vblank:
-	push af
-	ld a,#1
-	ld (VFLAG),a
-	ldh (VFLAG_H&0xFF),a
-	pop af
-	reti
-
-isr_timer:
-	push af
-	ldh a,(TCOUNT&0xFF)
-	inc a
-	ldh (TCOUNT&0xFF),a
-	pop af
-	reti
+isr_vblank = idle_isr_vblank
+isr_timer = idle_isr_timer
 
 main:
 	ld hl,#str_title
