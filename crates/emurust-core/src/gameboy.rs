@@ -309,16 +309,11 @@ impl SystemBus {
         self.stamps[0] = self.stamps[1];
     }
 
-    /// [`Bus::read`] of anything but work RAM, and of HRAM while an OAM DMA runs.
+    /// [`Bus::read`] of anything but work RAM, and of HRAM while an OAM DMA runs (the memory
+    /// map lets the DMA catch up first).
     #[inline(never)]
     fn read_slow(&mut self, addr: u16) -> u8 {
         let (now, offset) = self.next_stamp();
-        if addr.wrapping_sub(0xFF80) < 0x7F {
-            if self.dma.active {
-                self.dma_catch_up(now, offset, offset);
-            }
-            return self.hram[(addr - 0xFF80) as usize];
-        }
         self.read_at(addr, now, offset)
     }
 
@@ -326,13 +321,6 @@ impl SystemBus {
     #[inline(never)]
     fn write_slow(&mut self, addr: u16, value: u8) {
         let (now, offset) = self.next_stamp();
-        if addr.wrapping_sub(0xFF80) < 0x7F {
-            if self.dma.active {
-                self.dma_catch_up(now, offset, offset);
-            }
-            self.hram[(addr - 0xFF80) as usize] = value;
-            return;
-        }
         self.write_at(addr, value, now, offset)
     }
 
