@@ -293,6 +293,22 @@ impl SystemBus {
         }
     }
 
+    /// The timer's and the LCD's part of a turn's end at `now` (`GameBoy::end_turn`,
+    /// `GameBoy::light_turn_end`). `timer_may_wait`: the timer syncs only when due.
+    #[inline(always)]
+    fn timer_and_lcd_turn_end(&mut self, now: u64, timer_may_wait: bool) {
+        let timer_fired = if timer_may_wait {
+            self.timer.sync_if_due(now)
+        } else {
+            self.timer.sync(now)
+        };
+        if timer_fired {
+            self.if_reg |= interrupts::TIMER;
+        }
+        self.lcd.tick(now);
+        self.drain_lcd_irq();
+    }
+
     #[inline]
     fn pending_interrupts(&self) -> u8 {
         self.if_reg & self.ie_reg & 0x1F
@@ -1118,11 +1134,7 @@ impl GameBoy {
         } else {
             bus.apu.tick(now);
         }
-        if bus.timer.sync(now) {
-            bus.if_reg |= interrupts::TIMER;
-        }
-        bus.lcd.tick(now);
-        bus.drain_lcd_irq();
+        bus.timer_and_lcd_turn_end(now, false);
         bus.pending_interrupts() == 0 && !bus.lcd.frame_done()
     }
 
@@ -1155,16 +1167,7 @@ impl GameBoy {
         if bus.serial.sync(now) {
             bus.if_reg |= interrupts::SERIAL;
         }
-        let timer_fired = if timer_may_wait {
-            bus.timer.sync_if_due(now)
-        } else {
-            bus.timer.sync(now)
-        };
-        if timer_fired {
-            bus.if_reg |= interrupts::TIMER;
-        }
-        bus.lcd.tick(now);
-        bus.drain_lcd_irq();
+        bus.timer_and_lcd_turn_end(now, timer_may_wait);
     }
 
     /// A scheduler turn while an H-blank DMA is on (CGB): in HBlank with the CPU running, one
