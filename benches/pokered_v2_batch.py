@@ -7,7 +7,8 @@ Measures, in one run on one machine (random actions, v2's config of baseline_fas
 action_freq 24, reward_scale 0.5, explore_weight 0.25):
   1. v2's RedGymEnv on PyBoy 2.8.1 in SubprocVecEnv(--procs) (and, with --swap, on emurust.PyBoy);
   2. emurust.pokered_v2.RedV2Batch (synchronous, one join per step) at each --envs;
-  3. RedV2AsyncPool (EnvPool-style send/recv, batch = 3/4 of the envs) at each --envs, both
+  3. RedV2AsyncPool (EnvPool-style send/recv, batch = each --pool-fractions of the envs, default
+     3/4) at each --envs, both
      against --procs independent processes each stepping one environment on one thread;
   4. memory per environment (RSS growth over --envs max environments, and the batch's own count);
   5. SB3 PPO end to end with v2's settings (MultiInputPolicy, n_steps=ep_length//64, batch 512,
@@ -167,6 +168,8 @@ def main() -> int:
     p.add_argument("--envs", default="16,64,256")
     p.add_argument("--threads", type=int, default=None, help="batch threads (default: all CPUs)")
     p.add_argument("--seconds", type=float, default=20.0)
+    p.add_argument("--pool-fractions", default="0.75",
+                   help="RedV2AsyncPool batch sizes as fractions of --envs (comma-separated)")
     p.add_argument("--swap", action="store_true", help="also v2 on emurust.PyBoy in SubprocVecEnv")
     p.add_argument("--ppo-steps", type=int, default=2, help="PPO rollouts per side (0: skip PPO)")
     p.add_argument("--skip-pyboy", action="store_true")
@@ -184,6 +187,9 @@ def main() -> int:
     session.mkdir(exist_ok=True)
     cfg = v2_config(args, session)
     envs = [int(x) for x in args.envs.split(",")]
+    pool_fractions = [float(x) for x in args.pool_fractions.split(",")]
+    if not all(0 < f <= 1 for f in pool_fractions):
+        p.error("--pool-fractions: each must be in (0, 1]")
     res: dict = {"cpus": os.cpu_count(), "procs": args.procs, "envs": envs, "seconds": args.seconds}
     rng = np.random.default_rng(0)
 
@@ -204,11 +210,12 @@ def main() -> int:
     for n in envs:
         res[f"batch_{n}"], threads = sync_rate(cfg, n, args.threads, args.seconds, rng)
         print(f"RedV2Batch {n} envs ({threads} threads): {res[f'batch_{n}']:,.0f} steps/s", flush=True)
-        k = max(1, 3 * n // 4)
-        r = async_rate(cfg, n, k, args.threads, args.seconds, rng)
-        res[f"async_{n}_batch{k}"] = r
-        print(f"RedV2AsyncPool {n} envs, batch {k}: {r:,.0f} steps/s ({r / ideal:.0%} of the independent processes;"
-              f" sync {res[f'batch_{n}'] / ideal:.0%})", flush=True)
+        for fraction in pool_fractions:
+            k = max(1, int(fraction * n))
+            r = async_rate(cfg, n, k, args.threads, args.seconds, rng)
+            res[f"async_{n}_batch{k}"] = r
+            print(f"RedV2AsyncPool {n} envs, batch {k}: {r:,.0f} steps/s ({r / ideal:.0%} of the independent processes;"
+                  f" sync {res[f'batch_{n}'] / ideal:.0%})", flush=True)
 
     n = max(envs)
     before = rss()

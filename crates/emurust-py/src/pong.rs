@@ -24,7 +24,7 @@ const MIN_CHUNK: usize = 64;
 /// Games per claim at least (scheduler "gang"; a game step is ~25 ns, so ~1.5 us): a batch of
 /// this many games or fewer runs on the caller alone.
 const MIN_GRAIN: usize = 64;
-/// Game steps per round of `run_steps` (~30 ms on one core): signals are checked between.
+/// Game steps per round of `run_steps` and thread (~30 ms): signals are checked between.
 const RUN_ROUND_GAME_STEPS: usize = 1 << 20;
 
 /// N Pong games (see the module docs of `emurust.pong`).
@@ -430,8 +430,12 @@ impl PongBatch {
         // each Rayon task runs its chunk of games through all the round's steps, no per-step
         // join. Rayon's work stealing, not the gang, on the device's 16 cores: 14.1x one
         // thread against the gang's 9.4x (docs/scheduling.md).
-        let per_round = (RUN_ROUND_GAME_STEPS / n).max(1);
-        let chunk = self.chunk();
+        // ~30 ms of wall time per round whatever the thread count (a round's join is paid
+        // once per round).
+        let per_round = (RUN_ROUND_GAME_STEPS * self.threads / n).max(1);
+        // Four chunks per thread, so that threads slowed by the machine (a busy or slower
+        // core) take fewer: with one chunk per thread every round waits for the slowest.
+        let chunk = n.div_ceil(4 * self.threads).max(MIN_CHUNK);
         let steps = steps as usize;
         let mut total = 0f64;
         let mut done = 0usize;
