@@ -81,7 +81,8 @@ impl OamDma {
 /// Where opcode fetches read cartridge ROM directly, without the memory map: for each half of
 /// 0000-7FFF a pointer to the first byte of the bank mapped there, less the half's first
 /// address (so the byte at `addr` is at `banks[addr >> 14] + addr`), and the addresses it
-/// serves: `addr - 0x100 < span`, or `addr < 0x100` when `low` (the boot ROM unmapped).
+/// serves: `addr < end`, 0x8000 once the boot ROM is unmapped, 0 while it is mapped (a boot
+/// ROM's run is short, and one test per fetch is what the interpreter's loop pays for).
 ///
 /// Valid while the cartridge's ROM image and bank offsets are those it was made from:
 /// [`SystemBus::refresh_rom_window`] remakes it whenever the machine starts running
@@ -93,8 +94,7 @@ impl OamDma {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct RomWindow {
     banks: [*const u8; 2],
-    span: u16,
-    low: bool,
+    end: u16,
 }
 
 impl Default for RomWindow {
@@ -102,8 +102,28 @@ impl Default for RomWindow {
     fn default() -> Self {
         RomWindow {
             banks: [std::ptr::null(); 2],
-            span: 0,
-            low: false,
+            end: 0,
+        }
+    }
+}
+
+impl RomWindow {
+    /// The byte at `addr` if the window serves it.
+    #[inline(always)]
+    fn fetch(&self, addr: u16) -> Option<u8> {
+        if addr < self.end {
+            debug_assert!(addr < 0x8000);
+            // SAFETY: `addr` < `end` <= 0x8000, so `addr >> 14` is 0 or 1 and the pointer
+            // lands in the bank mapped at its half, inside the ROM image (checked when the
+            // window was made); the window is current (see above).
+            Some(unsafe {
+                *self
+                    .banks
+                    .get_unchecked((addr >> 14) as usize)
+                    .wrapping_add(addr as usize)
+            })
+        } else {
+            None
         }
     }
 }
@@ -285,8 +305,7 @@ impl SystemBus {
                     p.wrapping_add(bases[0]),
                     p.wrapping_add(bases[1]).wrapping_sub(0x4000),
                 ],
-                span: self.fetch_span,
-                low: !self.boot_rom_mapped,
+                end: if self.boot_rom_mapped { 0 } else { 0x8000 },
             }
         } else {
             RomWindow::default()
@@ -676,16 +695,12 @@ impl Bus for SystemBus {
     fn fetch(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
         // Fast path: cartridge ROM outside the boot ROM's reach, straight from its bank.
-        let w = &self.rom_window;
-        if addr.wrapping_sub(0x100) < w.span || (addr < 0x100 && w.low) {
-            // SAFETY: `addr` < 0x8000 here, so the pointer lands in the bank mapped at its
-            // half, inside the ROM image (checked when the window was made); the window is
-            // current (see `RomWindow`).
-            let v = unsafe { *w.banks[(addr >> 14) as usize & 1].wrapping_add(addr as usize) };
-            debug_assert_eq!(v, self.cart.read_rom(addr));
-            v
-        } else {
-            self.fetch_slow(addr)
+        match self.rom_window.fetch(addr) {
+            Some(v) => {
+                debug_assert_eq!(v, self.cart.read_rom(addr));
+                v
+            }
+            None => self.fetch_slow(addr),
         }
     }
 
@@ -1384,7 +1399,7 @@ impl GameBoy {
                     idle_check = self.idle_loop_check(target, idle_check != slice_start);
                     continue;
                 }
-                if self.cpu.ei_delay == 0 && !self.cpu.locked {
+                if self.cpu.ei_delay == 0 && !self.cpu.locked && !self.bus.dma.active {
                     self.run_plain(target.min(idle_check));
                 } else {
                     self.execute_instruction();
@@ -1412,13 +1427,12 @@ impl GameBoy {
         }
     }
 
-    /// Instructions while the CPU is not locked and no EI countdown is under way: what
-    /// `execute_instruction` does, minus the bookkeeping such a CPU does not need (the locked
-    /// test, EI's countdown and its slice-ending check, and the HL snapshot while no OAM DMA
-    /// runs: only OAM reads during a DMA look at it, and a DMA can only start with a write to
-    /// FF46, which ends the slice). Returns when the slice's time is up, when an instruction
-    /// bails (an EI among them: the next instruction needs the countdown), or when the CPU
-    /// locks.
+    /// Instructions while the CPU is not locked, no EI countdown is under way and no OAM DMA
+    /// runs: what `execute_instruction` does, minus the bookkeeping such a CPU does not need
+    /// (the locked test, EI's countdown and its slice-ending check, and the HL snapshot: only
+    /// OAM reads during a DMA look at it, and a DMA can only start with a write to FF46, which
+    /// ends the slice). Returns when the slice's time is up, when an instruction bails (an EI
+    /// among them: the next instruction needs the countdown), or when the CPU locks.
     #[inline(always)]
     fn run_plain(&mut self, target: u64) {
         // The instruction count stays in a local (a register) while the loop runs.
@@ -1435,7 +1449,7 @@ impl GameBoy {
     /// around the opcode arms.
     #[inline(always)]
     fn run_plain_counted(&mut self, target: u64, count: &mut u64) {
-        let dma = self.bus.dma.active;
+        debug_assert!(!self.bus.dma.active);
         let cpu = &mut self.cpu;
         let mut bus = PlainBus::new(&mut self.bus);
         let pc_trace = &mut self.pc_trace;
@@ -1446,9 +1460,6 @@ impl GameBoy {
             let start = bus.cycles;
             bus.instr_start = start;
             bus.instr_pc = pc;
-            if dma {
-                bus.bus.hl_at_start = u16::from_be_bytes([cpu.r.h, cpu.r.l]);
-            }
             // Every M-cycle's bus call moves `cycles` on by 4.
             match cpu.step_plain(&mut bus) {
                 Step::Normal => {}

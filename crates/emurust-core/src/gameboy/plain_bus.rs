@@ -63,22 +63,24 @@ impl<'a> PlainBus<'a> {
 }
 
 /// The same accesses as `impl Bus for SystemBus`, with the same fast paths; the rest goes to
-/// the same out-of-line code with the state stored first.
+/// the same out-of-line code with the state stored first. No OAM DMA runs here (`run_plain`
+/// is not entered during one, and the write to FF46 that starts one ends it), so HRAM needs
+/// no DMA catch-up.
 impl Bus for PlainBus<'_> {
     #[inline(always)]
     fn fetch(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
-        let w = &self.bus.rom_window;
-        if addr.wrapping_sub(0x100) < w.span || (addr < 0x100 && w.low) {
-            // SAFETY: as in `SystemBus::fetch`: `addr` < 0x8000, the window is current.
-            let v = unsafe { *w.banks[(addr >> 14) as usize & 1].wrapping_add(addr as usize) };
-            debug_assert_eq!(v, self.bus.cart.read_rom(addr));
-            v
-        } else {
-            self.store();
-            let v = self.bus.fetch_slow(addr);
-            self.reload();
-            v
+        match self.bus.rom_window.fetch(addr) {
+            Some(v) => {
+                debug_assert_eq!(v, self.bus.cart.read_rom(addr));
+                v
+            }
+            None => {
+                self.store();
+                let v = self.bus.fetch_slow(addr);
+                self.reload();
+                v
+            }
         }
     }
 
@@ -89,7 +91,8 @@ impl Bus for PlainBus<'_> {
             self.skip_stamp();
             return self.bus.wram[(addr & 0x1FFF) as usize];
         }
-        if addr.wrapping_sub(0xFF80) < 0x7F && !self.bus.dma.active {
+        if addr.wrapping_sub(0xFF80) < 0x7F {
+            debug_assert!(!self.bus.dma.active);
             self.skip_stamp();
             return self.bus.hram[(addr & 0x7F) as usize];
         }
@@ -107,7 +110,8 @@ impl Bus for PlainBus<'_> {
             self.bus.wram[(addr & 0x1FFF) as usize] = value;
             return;
         }
-        if addr.wrapping_sub(0xFF80) < 0x7F && !self.bus.dma.active {
+        if addr.wrapping_sub(0xFF80) < 0x7F {
+            debug_assert!(!self.bus.dma.active);
             self.skip_stamp();
             self.bus.hram[(addr & 0x7F) as usize] = value;
             return;
