@@ -1451,9 +1451,10 @@ impl GameBoy {
     fn run_plain_counted(&mut self, target: u64, count: &mut u64) {
         debug_assert!(!self.bus.dma.active);
         let cpu = &mut self.cpu;
-        let mut bus = PlainBus::new(&mut self.bus);
+        let mut bus = PlainBus::new(&mut self.bus, target);
         let pc_trace = &mut self.pc_trace;
-        while bus.cycles < target {
+        // One test per instruction: a bail sets `limit` to 0 (see `PlainBus`).
+        while bus.cycles < bus.limit {
             let pc = cpu.r.pc;
             pc_trace[*count as usize & PC_TRACE_MASK] = pc;
             *count += 1;
@@ -1470,6 +1471,7 @@ impl GameBoy {
                     self.halted_after_ei = false;
                     bus.bail |= BAIL_END;
                     bus.cycles = start + 4;
+                    break;
                 }
                 Step::Stop => {
                     cpu.stopped = false;
@@ -1489,16 +1491,13 @@ impl GameBoy {
                     break;
                 }
             }
-            let bail = bus.bail;
-            if bail != 0 {
-                if bail & BAIL_EI != 0 {
-                    // EI armed the enable; its own countdown step (2 -> 1), which `Cpu::step`
-                    // would have run.
-                    bus.bail = bail & !BAIL_EI;
-                    cpu.ei_delay = 1;
-                }
-                break;
-            }
+        }
+        let bail = bus.bail;
+        if bail & BAIL_EI != 0 {
+            // EI armed the enable; its own countdown step (2 -> 1), which `Cpu::step` would
+            // have run.
+            bus.bail = bail & !BAIL_EI;
+            cpu.ei_delay = 1;
         }
         bus.store();
     }

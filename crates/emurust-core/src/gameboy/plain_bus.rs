@@ -19,12 +19,20 @@ pub(super) struct PlainBus<'a> {
     opcode: u16,
     stamps: [Stamp; 2],
     pub(super) bail: u8,
+    /// The slice's end while no bail flag is set, 0 once one is: the loop's one test per
+    /// instruction (`cycles < limit`) covers both.
+    pub(super) limit: u64,
+    target: u64,
 }
 
 impl<'a> PlainBus<'a> {
     #[inline(always)]
-    pub(super) fn new(bus: &'a mut SystemBus) -> Self {
+    pub(super) fn new(bus: &'a mut SystemBus, target: u64) -> Self {
+        // The slice loop clears the flags before each run.
+        debug_assert_eq!(bus.bail, 0);
         PlainBus {
+            limit: target,
+            target,
             cycles: bus.cycles,
             instr_start: bus.instr_start,
             instr_pc: bus.instr_pc,
@@ -53,7 +61,13 @@ impl<'a> PlainBus<'a> {
     #[inline(always)]
     pub(super) fn reload(&mut self) {
         self.stamps = self.bus.stamps;
-        self.bail = self.bus.bail;
+        self.set_bail(self.bus.bail);
+    }
+
+    #[inline(always)]
+    fn set_bail(&mut self, bail: u8) {
+        self.bail = bail;
+        self.limit = if bail != 0 { 0 } else { self.target };
     }
 
     #[inline(always)]
@@ -134,16 +148,16 @@ impl Bus for PlainBus<'_> {
 
     #[inline(always)]
     fn ei(&mut self) {
-        self.bail |= BAIL_EI;
+        self.set_bail(self.bail | BAIL_EI);
     }
 
     #[inline(always)]
     fn reti(&mut self) {
         // As `SystemBus::reti`.
-        self.bail = if self.bus.pending_interrupts() != 0 {
+        self.set_bail(if self.bus.pending_interrupts() != 0 {
             BAIL_END
         } else {
             0
-        };
+        });
     }
 }
