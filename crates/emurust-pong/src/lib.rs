@@ -147,7 +147,10 @@ pub struct Step {
 pub const OBS_SIZE: usize = 8;
 
 /// One game. Fields are public so tests can put it in any state (as the oracle can).
+/// Cache-line aligned: a batch's games sit side by side and threads step neighbouring blocks,
+/// so two games must never share a line (its writes would bounce between cores every step).
 #[derive(Clone, Debug, PartialEq)]
+#[repr(align(64))]
 pub struct Pong {
     pub config: PongConfig,
     /// Left (opponent) and right (agent) paddle bottoms.
