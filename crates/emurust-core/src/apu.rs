@@ -185,6 +185,13 @@ pub struct Apu {
     /// The last scheduler turn end whose catch-up was skipped ([`Apu::skip_turn_catch_up`];
     /// `u64::MAX`: none since the last make-up). Host state, not saved.
     skipped_turn_end: u64,
+    /// Game Boy Color: the APU cycles that the turn-end catch-ups deferred since the last
+    /// catch-up would have run ([`Apu::defer_turn_end_cgb`]; `caught_up_to` is then the last
+    /// such turn's end). Host state, not saved: 0 between frames.
+    owed: u64,
+    /// What those deferred catch-ups would have added to CH4's alignment: the sum of
+    /// `cycles >> 1` over them (each was one chunk).
+    owed_halves: u64,
     /// Absolute time of the next audio sample (accumulates `cycles_per_sample` per sample).
     next_sample: f64,
     /// Absolute time of the next frame-sequencer event.
@@ -253,6 +260,8 @@ impl Apu {
             clock: 0,
             caught_up_to: 0,
             skipped_turn_end: u64::MAX,
+            owed: 0,
+            owed_halves: 0,
             next_sample,
             next_seq,
             sample_at: ceil_cycles(next_sample),
@@ -340,6 +349,8 @@ impl Apu {
     /// Sampling on/off (PyBoy's `disable_sampling = not on`). Besides filling the buffer,
     /// it changes where catch-up chunks end, which PyBoy lets leak into wave RAM access.
     pub fn set_sampling(&mut self, on: bool) {
+        // (Sampling decides where deferred catch-ups stop: none are under way here.)
+        debug_assert_eq!(self.owed, 0);
         self.sampling = on;
     }
 
@@ -392,29 +403,85 @@ impl Apu {
     }
 
     /// Whether the scheduler's end-of-turn catch-ups may be skipped (the CPU's accesses to
-    /// the APU catch it up anyway) and made up later with the same result. On the DMG a catch-up's chunks compose: the
-    /// channels count whole cycles and the frame sequencer and sample targets split chunks
-    /// anyway. Only CH3's wave-RAM window depends on the last chunk, and only on whether CH3
-    /// fetched in its last two cycles, which a make-up ending at the same time sees alike
-    /// (the scheduler's turns are at least 4 cycles long). Not while sound is off (a catch-up only records the time),
-    /// on Game Boy Color hardware (odd cycles are dropped per catch-up in double speed and by
-    /// CH4's alignment), or while CH1's sweep waits to check its frequency (the check lands
-    /// at a chunk's end).
+    /// the APU catch it up anyway) and made up later with the same result. On the DMG a
+    /// catch-up's chunks compose: the channels count whole cycles and the frame sequencer and
+    /// sample targets split chunks anyway. Only CH3's wave-RAM window depends on the last
+    /// chunk, and only on whether CH3 fetched in its last two cycles, which a make-up ending
+    /// at the same time sees alike (the scheduler's turns are at least 4 cycles long). On Game
+    /// Boy Color hardware two things do not compose (each catch-up drops its odd CPU cycle in
+    /// double speed, and CH4's alignment each chunk's odd APU cycle): there the skipped
+    /// catch-ups are deferred, keeping what they would have done that does not compose (see
+    /// [`Apu::defer_turn_end_cgb`]). Not while sound is off (a catch-up only records the
+    /// time), or while CH1's sweep waits to check or (CGB) to calculate its frequency (both
+    /// land at a chunk's end).
     #[inline]
     pub fn catch_up_can_wait(&self) -> bool {
-        self.emulated && !self.cgb && self.sweep.check_delay == 0
+        self.emulated && self.sweep.check_delay | self.sweep.calc_delay == 0
     }
 
     /// The scheduler's catch-up at a turn's end (`now`) is skipped ([`Apu::catch_up_can_wait`]).
     #[inline]
     pub fn skip_turn_catch_up(&mut self, now: u64) {
+        if self.cgb {
+            return self.defer_turn_end_cgb(now);
+        }
         self.skipped_turn_end = now;
+    }
+
+    /// A turn's end at `now` while the scheduler lets the APU lag (`GameBoy::apu_may_lag`):
+    /// its catch-up skipped if it can wait, run otherwise.
+    #[inline(always)]
+    pub fn lagging_turn_end(&mut self, now: u64) {
+        if self.catch_up_can_wait() {
+            self.skip_turn_catch_up(now);
+        } else {
+            self.tick(now);
+        }
+    }
+
+    /// Game Boy Color: the scheduler's catch-up at a turn's end `now`, deferred while it would
+    /// run a single chunk, one that ends before the nearest target of the catch-up loop (the
+    /// next frame-sequencer event, or the next sample while sampling): then all it does is
+    /// advance the channels by `cycles = (now - caught_up_to) >> speed_shift` APU cycles
+    /// (odd CPU cycle dropped in double speed) and add `cycles >> 1` to CH4's alignment.
+    /// Advancing composes (the pulse timers and CH4's counter are lazy, CH3's timer counts
+    /// fetches that add up, the sweep's restart hold counts down to 0; while the sweep waits to
+    /// calculate nothing is deferred), so the APU keeps the sum of the cycles (`owed`) and of
+    /// their halves (`owed_halves`), and the next catch-up runs them ([`Apu::make_up_cgb`]).
+    /// A turn that reaches that target is caught up at once, with the deferred ones. As with
+    /// the DMG's skipped catch-ups, the scheduling hint is not refreshed meanwhile: that is the
+    /// caller's business (`GameBoy::turn_budget`).
+    #[inline]
+    fn defer_turn_end_cgb(&mut self, now: u64) {
+        // The eager catch-up would close CH3's wave-RAM window (a DMG matter, but saved).
+        self.ch3.fetch_window = false;
+        if now <= self.caught_up_to {
+            return;
+        }
+        let cycles = (now - self.caught_up_to) >> self.speed_shift;
+        if self.clock + self.owed + cycles >= self.first_chunk_end() {
+            return self.tick_cgb(now);
+        }
+        self.owed += cycles;
+        self.owed_halves += cycles >> 1;
+        self.caught_up_to = now;
+    }
+
+    /// Where the catch-up loop's first chunk from `clock` ends at the latest: at the next
+    /// frame-sequencer event or, while sampling, the next sample target (see `run_until`).
+    #[inline(always)]
+    fn first_chunk_end(&self) -> u64 {
+        if self.sampling {
+            self.sample_at.min(self.seq_at)
+        } else {
+            self.seq_at
+        }
     }
 
     /// The make-up for skipped turn-end catch-ups, at the last turn's end `now` (the frame's
     /// end): catch up if behind (an empty catch-up is not a no-op: see `catch_up`).
     pub fn catch_up_if_behind(&mut self, now: u64) {
-        if self.caught_up_to < now {
+        if self.caught_up_to < now || self.owed != 0 {
             self.catch_up(now);
         }
         self.skipped_turn_end = u64::MAX;
@@ -446,27 +513,61 @@ impl Apu {
         // Every catch-up, even an empty one, closes CH3's wave-RAM window (PyBoy does so).
         self.ch3.fetch_window = false;
         if now <= self.caught_up_to {
-            return; // nothing to do (and never run backwards)
+            // Nothing to do (and never run backwards), but what deferred turn ends owe.
+            if self.owed != 0 {
+                self.make_up_cgb(self.caught_up_to);
+            }
+            return;
         }
         if self.cgb {
             return self.tick_cgb(now);
         }
-        self.run_until::<false>(now);
+        self.run_until::<false>(now, 0);
     }
 
     /// [`tick`](Self::tick) on Game Boy Color hardware (out of line: the DMG's is unchanged).
     #[inline(never)]
     fn tick_cgb(&mut self, now: u64) {
-        self.run_until::<true>(now);
+        if self.owed != 0 {
+            return self.make_up_cgb(now);
+        }
+        self.run_until::<true>(now, 0);
+    }
+
+    /// Game Boy Color: the catch-up to `now` (>= `caught_up_to`) with the deferred turn-end
+    /// catch-ups before it ([`Apu::defer_turn_end_cgb`]), as one catch-up. Those would have
+    /// run one chunk each, from `clock` to the turn ends T1 < ... < Tk = `clock + owed`, all
+    /// before the loop's first target B, and this one its chunks from Tk on, the first ending
+    /// at E = min(B, its end). Run as one, the first chunk goes from `clock` to E, and the
+    /// rest is alike. The channels end the same (see `defer_turn_end_cgb`); CH4's alignment
+    /// (`+= chunk >> 1` per chunk, while powered) gets the difference between the halves of
+    /// those chunks and of the one.
+    #[cold]
+    #[inline(never)]
+    fn make_up_cgb(&mut self, now: u64) {
+        let start = self.clock;
+        let last_turn = start + self.owed;
+        let end = last_turn + ((now - self.caught_up_to) >> self.speed_shift);
+        let first_end = self.first_chunk_end().min(end);
+        let eager_halves = self.owed_halves + ((first_end - last_turn) >> 1);
+        let one_chunk_halves = (first_end - start) >> 1;
+        let owed = std::mem::take(&mut self.owed);
+        self.owed_halves = 0;
+        self.run_until::<true>(now, owed);
+        if self.powered {
+            let a = (self.ch4.alignment as u64 + eager_halves).wrapping_sub(one_chunk_halves);
+            self.ch4.alignment = (a & 3) as u8;
+        }
     }
 
     /// The catch-up loop; `CGB` selects the Game Boy Color's channel timing and its double
-    /// speed (the APU sees `elapsed >> speed_shift` cycles, odd cycles lost as in PyBoy).
+    /// speed (the APU sees `elapsed >> speed_shift` cycles, odd cycles lost as in PyBoy) and
+    /// `owed` APU cycles to run first (deferred turn ends, see `make_up_cgb`; 0 on the DMG).
     #[inline(always)]
-    fn run_until<const CGB: bool>(&mut self, now: u64) {
+    fn run_until<const CGB: bool>(&mut self, now: u64, owed: u64) {
         let mut left = now - self.caught_up_to;
         if CGB {
-            left >>= self.speed_shift;
+            left = (left >> self.speed_shift) + owed;
         }
         self.caught_up_to = now;
         while left > 0 {
@@ -819,7 +920,7 @@ impl Apu {
     /// So we compute the result of that catch-up on a copy (rare: only when lagging) or,
     /// when it is empty, just read with the window closed.
     pub fn debug_read(&self, addr: u16, now: u64) -> u8 {
-        if now > self.caught_up_to {
+        if now > self.caught_up_to || self.owed != 0 {
             return self.clone().read(addr, now);
         }
         if (0xFF30..=0xFF3F).contains(&addr) && self.ch3.on && self.emulated && !self.ch3.cgb {
@@ -1137,6 +1238,7 @@ impl Apu {
     }
 
     pub fn save_state(&self, w: &mut StateWriter) {
+        debug_assert_eq!(self.owed, 0, "saved between frames, caught up");
         w.u64(self.clock);
         w.u64(self.caught_up_to);
         w.f64(self.next_sample);
