@@ -160,6 +160,30 @@ pub(crate) fn sample_targets(cycles_per_sample: f64, since: u64, now: u64) -> (f
     (t, n)
 }
 
+/// Game Boy Color: what the turn-end catch-ups deferred since the last catch-up would have
+/// done that the catch-up that makes them up does not do by itself (see
+/// [`Apu::defer_turn_end_cgb`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Lag {
+    /// The APU cycles they would have run (`caught_up_to` is the last one's turn end); 0:
+    /// none, and the fields below are stale.
+    cycles: u64,
+    /// Where the make-up's chunk that holds the last one's end starts (APU time): `clock`, or
+    /// the last sample target they passed.
+    chunk_start: u64,
+    /// The sum of `chunk >> 1` over their chunks since `chunk_start`.
+    chunk_halves: u64,
+    /// What their chunks add to CH4's alignment beyond what the make-up's chunks up to
+    /// `chunk_start` add (mod 4).
+    alignment: u64,
+    /// The first sample target after the last one's end, stepped as the APU steps them
+    /// (`next_sample`), and its ceiling (`u64::MAX` while not sampling: no chunk ends there).
+    next_sample: f64,
+    sample_at: u64,
+    /// The nearer of `sample_at` and the next frame-sequencer event (`seq_at`).
+    limit: u64,
+}
+
 /// What the next frame-sequencer event does to the step counter, after NR52 powered the APU
 /// on while DIV's APU bit was high right after an FF04 write.
 const SEQ_NORMAL: u8 = 0;
@@ -185,13 +209,9 @@ pub struct Apu {
     /// The last scheduler turn end whose catch-up was skipped ([`Apu::skip_turn_catch_up`];
     /// `u64::MAX`: none since the last make-up). Host state, not saved.
     skipped_turn_end: u64,
-    /// Game Boy Color: the APU cycles that the turn-end catch-ups deferred since the last
-    /// catch-up would have run ([`Apu::defer_turn_end_cgb`]; `caught_up_to` is then the last
-    /// such turn's end). Host state, not saved: 0 between frames.
-    owed: u64,
-    /// What those deferred catch-ups would have added to CH4's alignment: the sum of
-    /// `cycles >> 1` over them (each was one chunk).
-    owed_halves: u64,
+    /// Game Boy Color: the turn-end catch-ups deferred since the last catch-up
+    /// ([`Apu::defer_turn_end_cgb`]). Host state, not saved: none between frames.
+    lag: Lag,
     /// Absolute time of the next audio sample (accumulates `cycles_per_sample` per sample).
     next_sample: f64,
     /// Absolute time of the next frame-sequencer event.
@@ -260,8 +280,7 @@ impl Apu {
             clock: 0,
             caught_up_to: 0,
             skipped_turn_end: u64::MAX,
-            owed: 0,
-            owed_halves: 0,
+            lag: Lag::default(),
             next_sample,
             next_seq,
             sample_at: ceil_cycles(next_sample),
@@ -350,7 +369,7 @@ impl Apu {
     /// it changes where catch-up chunks end, which PyBoy lets leak into wave RAM access.
     pub fn set_sampling(&mut self, on: bool) {
         // (Sampling decides where deferred catch-ups stop: none are under way here.)
-        debug_assert_eq!(self.owed, 0);
+        debug_assert_eq!(self.lag.cycles, 0);
         self.sampling = on;
     }
 
@@ -439,18 +458,19 @@ impl Apu {
         }
     }
 
-    /// Game Boy Color: the scheduler's catch-up at a turn's end `now`, deferred while it would
-    /// run a single chunk, one that ends before the nearest target of the catch-up loop (the
-    /// next frame-sequencer event, or the next sample while sampling): then all it does is
-    /// advance the channels by `cycles = (now - caught_up_to) >> speed_shift` APU cycles
-    /// (odd CPU cycle dropped in double speed) and add `cycles >> 1` to CH4's alignment.
-    /// Advancing composes (the pulse timers and CH4's counter are lazy, CH3's timer counts
-    /// fetches that add up, the sweep's restart hold counts down to 0; while the sweep waits to
-    /// calculate nothing is deferred), so the APU keeps the sum of the cycles (`owed`) and of
-    /// their halves (`owed_halves`), and the next catch-up runs them ([`Apu::make_up_cgb`]).
-    /// A turn that reaches that target is caught up at once, with the deferred ones. As with
-    /// the DMG's skipped catch-ups, the scheduling hint is not refreshed meanwhile: that is the
-    /// caller's business (`GameBoy::turn_budget`).
+    /// Game Boy Color: the scheduler's catch-up at a turn's end `now`, deferred until the next
+    /// catch-up. What such a catch-up does, while it ends before the next frame-sequencer event
+    /// (else it runs at once, deferred ones included), is advance the channels by `cycles =
+    /// (now - caught_up_to) >> speed_shift` APU cycles (double speed drops the odd CPU cycle),
+    /// in chunks that end at the sample targets while sampling (a sample is taken there), and
+    /// add `chunk >> 1` to CH4's alignment per chunk. Advancing composes (the pulse timers and
+    /// CH4's counter are lazy, CH3's timer counts fetches that add up, the sweep's restart
+    /// hold counts down to 0; while the sweep waits to check or calculate nothing is
+    /// deferred), so the APU keeps the cycles it owes, and the next catch-up runs them first
+    /// ([`Apu::make_up_cgb`]): its chunks end at the same sample targets but not at these turn
+    /// ends. So the APU also keeps, in `lag`, what that changes in CH4's alignment, chunk by
+    /// chunk of the make-up. As with the DMG's skipped catch-ups, the scheduling hint is not
+    /// refreshed meanwhile: that is the caller's business (`GameBoy::turn_budget`).
     #[inline]
     fn defer_turn_end_cgb(&mut self, now: u64) {
         // The eager catch-up would close CH3's wave-RAM window (a DMG matter, but saved).
@@ -459,29 +479,72 @@ impl Apu {
             return;
         }
         let cycles = (now - self.caught_up_to) >> self.speed_shift;
-        if self.clock + self.owed + cycles >= self.first_chunk_end() {
-            return self.tick_cgb(now);
+        let last = self.clock + self.lag.cycles;
+        let end = last + cycles;
+        if self.lag.cycles == 0 {
+            self.start_lag();
         }
-        self.owed += cycles;
-        self.owed_halves += cycles >> 1;
+        if end >= self.lag.limit {
+            if end >= self.seq_at {
+                return self.tick_cgb(now);
+            }
+            self.lag_past_samples(last, end);
+        } else {
+            self.lag.chunk_halves += cycles >> 1;
+        }
+        self.lag.cycles += cycles;
         self.caught_up_to = now;
     }
 
-    /// Where the catch-up loop's first chunk from `clock` ends at the latest: at the next
-    /// frame-sequencer event or, while sampling, the next sample target (see `run_until`).
-    #[inline(always)]
-    fn first_chunk_end(&self) -> u64 {
-        if self.sampling {
-            self.sample_at.min(self.seq_at)
+    /// The first deferred turn end since the last catch-up (see `defer_turn_end_cgb`).
+    #[inline(never)]
+    fn start_lag(&mut self) {
+        let sample_at = if self.sampling {
+            self.sample_at
         } else {
-            self.seq_at
+            u64::MAX
+        };
+        self.lag = Lag {
+            cycles: 0,
+            chunk_start: self.clock,
+            chunk_halves: 0,
+            alignment: 0,
+            next_sample: self.next_sample,
+            sample_at,
+            limit: sample_at.min(self.seq_at),
+        };
+    }
+
+    /// A deferred catch-up from APU time `last` to `end` that passes sample targets (and no
+    /// frame-sequencer event): the make-up's chunk from `lag.chunk_start` ends at the first,
+    /// where this catch-up's first chunk (from `last`) ends too; the chunks between further
+    /// targets are the same in both.
+    #[inline(never)]
+    fn lag_past_samples(&mut self, last: u64, end: u64) {
+        let lag = &mut self.lag;
+        let at = lag.sample_at;
+        let eager = lag.chunk_halves + ((at - last) >> 1);
+        let made = (at - lag.chunk_start) >> 1;
+        lag.alignment = lag.alignment.wrapping_add(eager).wrapping_sub(made);
+        let mut chunk_start = at;
+        let mut next_sample = lag.next_sample + self.cycles_per_sample;
+        let mut sample_at = ceil_cycles(next_sample);
+        while end >= sample_at {
+            chunk_start = sample_at;
+            next_sample += self.cycles_per_sample;
+            sample_at = ceil_cycles(next_sample);
         }
+        lag.chunk_start = chunk_start;
+        lag.chunk_halves = (end - chunk_start) >> 1;
+        lag.next_sample = next_sample;
+        lag.sample_at = sample_at;
+        lag.limit = sample_at.min(self.seq_at);
     }
 
     /// The make-up for skipped turn-end catch-ups, at the last turn's end `now` (the frame's
     /// end): catch up if behind (an empty catch-up is not a no-op: see `catch_up`).
     pub fn catch_up_if_behind(&mut self, now: u64) {
-        if self.caught_up_to < now || self.owed != 0 {
+        if self.caught_up_to < now || self.lag.cycles != 0 {
             self.catch_up(now);
         }
         self.skipped_turn_end = u64::MAX;
@@ -514,7 +577,7 @@ impl Apu {
         self.ch3.fetch_window = false;
         if now <= self.caught_up_to {
             // Nothing to do (and never run backwards), but what deferred turn ends owe.
-            if self.owed != 0 {
+            if self.lag.cycles != 0 {
                 self.make_up_cgb(self.caught_up_to);
             }
             return;
@@ -528,35 +591,32 @@ impl Apu {
     /// [`tick`](Self::tick) on Game Boy Color hardware (out of line: the DMG's is unchanged).
     #[inline(never)]
     fn tick_cgb(&mut self, now: u64) {
-        if self.owed != 0 {
+        if self.lag.cycles != 0 {
             return self.make_up_cgb(now);
         }
         self.run_until::<true>(now, 0);
     }
 
     /// Game Boy Color: the catch-up to `now` (>= `caught_up_to`) with the deferred turn-end
-    /// catch-ups before it ([`Apu::defer_turn_end_cgb`]), as one catch-up. Those would have
-    /// run one chunk each, from `clock` to the turn ends T1 < ... < Tk = `clock + owed`, all
-    /// before the loop's first target B, and this one its chunks from Tk on, the first ending
-    /// at E = min(B, its end). Run as one, the first chunk goes from `clock` to E, and the
-    /// rest is alike. The channels end the same (see `defer_turn_end_cgb`); CH4's alignment
-    /// (`+= chunk >> 1` per chunk, while powered) gets the difference between the halves of
-    /// those chunks and of the one.
+    /// catch-ups before it ([`Apu::defer_turn_end_cgb`]), as one catch-up. The channels end
+    /// as the eager catch-ups would leave them; CH4's alignment (`+= chunk >> 1` per chunk,
+    /// while powered) gets what `lag` kept of their chunks up to `lag.chunk_start`, and the
+    /// difference over the chunk from there: the eager ones' pieces up to the last turn end
+    /// and this one's first chunk after it against this one's chunk (to the next sample
+    /// target, frame-sequencer event or its end). The chunks after that are the same.
     #[cold]
     #[inline(never)]
     fn make_up_cgb(&mut self, now: u64) {
-        let start = self.clock;
-        let last_turn = start + self.owed;
-        let end = last_turn + ((now - self.caught_up_to) >> self.speed_shift);
-        let first_end = self.first_chunk_end().min(end);
-        let eager_halves = self.owed_halves + ((first_end - last_turn) >> 1);
-        let one_chunk_halves = (first_end - start) >> 1;
-        let owed = std::mem::take(&mut self.owed);
-        self.owed_halves = 0;
-        self.run_until::<true>(now, owed);
+        let lag = std::mem::take(&mut self.lag);
+        let last = self.clock + lag.cycles;
+        let end = last + ((now - self.caught_up_to) >> self.speed_shift);
+        let chunk_end = lag.sample_at.min(self.seq_at).min(end);
+        let eager = lag.chunk_halves + ((chunk_end - last) >> 1);
+        let made = (chunk_end - lag.chunk_start) >> 1;
+        self.run_until::<true>(now, lag.cycles);
         if self.powered {
-            let a = (self.ch4.alignment as u64 + eager_halves).wrapping_sub(one_chunk_halves);
-            self.ch4.alignment = (a & 3) as u8;
+            let a = lag.alignment.wrapping_add(eager).wrapping_sub(made);
+            self.ch4.alignment = ((self.ch4.alignment as u64).wrapping_add(a) & 3) as u8;
         }
     }
 
@@ -920,7 +980,7 @@ impl Apu {
     /// So we compute the result of that catch-up on a copy (rare: only when lagging) or,
     /// when it is empty, just read with the window closed.
     pub fn debug_read(&self, addr: u16, now: u64) -> u8 {
-        if now > self.caught_up_to || self.owed != 0 {
+        if now > self.caught_up_to || self.lag.cycles != 0 {
             return self.clone().read(addr, now);
         }
         if (0xFF30..=0xFF3F).contains(&addr) && self.ch3.on && self.emulated && !self.ch3.cgb {
@@ -1238,7 +1298,7 @@ impl Apu {
     }
 
     pub fn save_state(&self, w: &mut StateWriter) {
-        debug_assert_eq!(self.owed, 0, "saved between frames, caught up");
+        debug_assert_eq!(self.lag.cycles, 0, "saved between frames, caught up");
         w.u64(self.clock);
         w.u64(self.caught_up_to);
         w.f64(self.next_sample);

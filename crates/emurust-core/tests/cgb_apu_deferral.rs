@@ -5,8 +5,10 @@
 //! divisor changes), scrolls SCX, switches the timer and the HBlank interrupt on and off
 //! (long and short halts), and switches between single and double speed, runs with the
 //! deferral on and off, sampled and not; every frame's samples and whole machine state must
-//! be the same. (Its turns all last an even number of cycles, as programs' seem to; the APU's
-//! unit test `deferred_cgb_turn_ends_match_eager_catch_ups` has odd ones too.)
+//! be the same. (Its turns all last an even number of cycles, as programs' seem to, so CH4's
+//! alignment differs between eager and deferred chunks only where sample targets, at odd
+//! cycles too, split them; the APU's unit test `deferred_cgb_turn_ends_match_eager_catch_ups`
+//! has odd turns as well.)
 
 use std::sync::Arc;
 

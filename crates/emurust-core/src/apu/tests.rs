@@ -870,9 +870,9 @@ fn deferred_cgb_turn_ends_match_eager_catch_ups() {
         0xFF21, 0xFF21, 0xFF22, 0xFF22, 0xFF22, 0xFF23, 0xFF23, 0xFF23, 0xFF23, 0xFF25, 0xFF26,
         0xFF24, 0xFF11,
     ];
-    // Deferred turn ends: all, with an odd number of APU cycles, and with an odd number of
-    // CPU cycles in double speed.
-    let (mut deferred_turns, mut odd, mut odd_double) = (0u64, 0u64, 0u64);
+    // Deferred turn ends: all, with an odd number of APU cycles, with an odd number of CPU
+    // cycles in double speed, and past a sample target.
+    let (mut deferred_turns, mut odd, mut odd_double, mut past_samples) = (0u64, 0, 0, 0);
     for run in 0..40 {
         let mut deferred = Apu::new(SoundOptions::default());
         deferred.set_cgb();
@@ -893,10 +893,12 @@ fn deferred_cgb_turn_ends_match_eager_catch_ups() {
                         1..=2 => 1 + next() % 8,
                         _ => 1 + next() % 300,
                     };
-                    let (owed, cpu_cycles) = (deferred.owed, now - deferred.caught_up_to);
+                    let (owed, cpu_cycles) = (deferred.lag.cycles, now - deferred.caught_up_to);
+                    let sample_at = deferred.lag.sample_at;
                     deferred.lagging_turn_end(now);
-                    if deferred.owed > owed {
+                    if deferred.lag.cycles > owed {
                         deferred_turns += 1;
+                        past_samples += (owed != 0 && deferred.lag.sample_at != sample_at) as u64;
                         odd += (cpu_cycles >> deferred.speed_shift) & 1;
                         odd_double += cpu_cycles & deferred.speed_shift as u64 & 1;
                     }
@@ -965,7 +967,8 @@ fn deferred_cgb_turn_ends_match_eager_catch_ups() {
         }
     }
     assert!(
-        deferred_turns > 100_000 && odd > 10_000 && odd_double > 10_000,
-        "{deferred_turns} turn ends deferred, {odd} odd, {odd_double} odd in double speed"
+        deferred_turns > 100_000 && odd > 10_000 && odd_double > 10_000 && past_samples > 10_000,
+        "{deferred_turns} turn ends deferred, {odd} odd, {odd_double} odd in double speed, \
+         {past_samples} past samples"
     );
 }
