@@ -135,7 +135,9 @@ impl SoundOptions {
 #[inline(always)]
 fn ceil_cycles(t: f64) -> u64 {
     if t >= 0.0 && t < (1u64 << 62) as f64 {
-        let floor = t as i64;
+        // SAFETY: `t` is in [0, 2^62) (so not NaN): its truncation fits an i64. (`as` would
+        // add the saturating conversion's range and NaN checks, which `t` passed already.)
+        let floor = unsafe { t.to_int_unchecked::<i64>() };
         return floor as u64 + ((floor as f64) < t) as u64;
     }
     let floor = t as u64;
