@@ -673,6 +673,11 @@ impl Apu {
                 self.run_seq_events();
             }
             while self.clock >= self.sample_at {
+                if !self.sampling {
+                    // Not sampling, chunks do not end at the targets: step past all of them.
+                    self.pass_sample_targets();
+                    break;
+                }
                 self.sample_event();
             }
         }
@@ -830,6 +835,20 @@ impl Apu {
             any = true;
         }
         any
+    }
+
+    /// Not sampling: set the next sample target after `clock`, stepping the targets as
+    /// `sample_event` does (the same `f64` additions) but comparing in `f64`, without the
+    /// ceiling per target: `clock >= ceil(t)` is `clock as f64 >= t` (see `sample_at`).
+    #[inline(never)]
+    fn pass_sample_targets(&mut self) {
+        let now = self.clock as f64;
+        let mut t = self.next_sample;
+        while t <= now {
+            t += self.cycles_per_sample;
+        }
+        self.next_sample = t;
+        self.sample_at = ceil_cycles(t);
     }
 
     /// The sample target at or before `clock`: take it (if sampling) and set the next one.
