@@ -673,7 +673,7 @@ impl Apu {
                 self.run_seq_events();
             }
             while self.clock >= self.sample_at {
-                if !self.sampling {
+                if !self.sampling && self.clock < 1 << 53 {
                     // Not sampling, chunks do not end at the targets: step past all of them.
                     self.pass_sample_targets();
                     break;
@@ -839,7 +839,8 @@ impl Apu {
 
     /// Not sampling: set the next sample target after `clock`, stepping the targets as
     /// `sample_event` does (the same `f64` additions) but comparing in `f64`, without the
-    /// ceiling per target: `clock >= ceil(t)` is `clock as f64 >= t` (see `sample_at`).
+    /// ceiling per target: `clock >= ceil(t)` is `clock as f64 >= t` (see `sample_at`) while
+    /// `clock` converts exactly (below 2^53; the caller checks).
     #[inline(never)]
     fn pass_sample_targets(&mut self) {
         let now = self.clock as f64;
