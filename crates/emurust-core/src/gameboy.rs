@@ -1060,21 +1060,21 @@ impl GameBoy {
         self.bus.timer.sync(now);
     }
 
-    /// The turns of [`GameBoy::run_halted_turns`] in which only the LCD has anything to do,
-    /// run with nothing else: no OAM DMA, no serial transfer, an APU whose turn-end catch-ups
-    /// wait ([`Apu::catch_up_can_wait`]) or that is not emulated (the caller checks), and a
-    /// timer that will skip its syncs ([`Timer::quiet_until`]). Each such turn's end in
-    /// `end_turn` would only record its time in the APU (the last one counts; but see `CGB_APU`), move the serial
-    /// clock (syncs compose) and tick the LCD, so the loop ticks the LCD and `end_turn` runs
-    /// once, for the last turn. The turn lengths are `slice_budget`'s from the LCD's distances
-    /// alone, which debug builds check. The APU's and the serial port's cannot be the nearest
-    /// here (see `run_frame`; no transfer). The timer's is at least `quiet_until - now` (equal
-    /// while it runs): whenever it would be the nearest, the turn reaches `quiet_until` either
-    /// way, and the loop stops before such a turn (the general loop runs it). Leaving those
-    /// distances out saves 2% (APU, serial) and 1-4% (timer) of host instructions per frame.
-    /// `CGB_APU` (Game Boy Color hardware, sound emulated): the APU's catch-up at each turn's
-    /// end is deferred, which must see every turn's end ([`Apu::lagging_turn_end`]); the LCD
-    /// then has no quiet lines to skip (`Lcd::skip_quiet_lines` is the DMG's).
+    /// The turns of [`GameBoy::run_halted_turns`] in which only the LCD has anything to do, run
+    /// with nothing else: no OAM DMA, no serial transfer, an APU whose turn-end catch-ups wait
+    /// ([`Apu::catch_up_can_wait`]) or that is not emulated (the caller checks), and a timer that
+    /// will skip its syncs ([`Timer::quiet_until`]). Each such turn's end in `end_turn` would only
+    /// record its time in the APU (the last one counts; but see `CGB_APU`), move the serial clock
+    /// (syncs compose) and tick the LCD, so the loop ticks the LCD and `end_turn` runs once, for
+    /// the last turn. The turn lengths are `slice_budget`'s from the LCD's distances alone, which
+    /// debug builds check. The APU's and the serial port's cannot be the nearest here (see
+    /// `run_frame`; no transfer). The timer's is at least `quiet_until - now` (equal while it
+    /// runs): whenever it would be the nearest, the turn reaches `quiet_until` either way, and the
+    /// loop stops before such a turn (the general loop runs it). Leaving those distances out saves
+    /// 2% (APU, serial) and 1-4% (timer) of host instructions per frame.
+    /// `CGB_APU` (Game Boy Color hardware, sound emulated): the APU's catch-up at each turn's end
+    /// is deferred, which must see every turn's end ([`Apu::lagging_turn_end`]); the LCD then has
+    /// no quiet lines to skip (`Lcd::skip_quiet_lines` is the DMG's).
     /// Returns true when an interrupt is pending or the frame is over.
     #[inline(never)]
     fn run_quiet_halted_turns<const CGB_APU: bool>(&mut self) -> bool {
