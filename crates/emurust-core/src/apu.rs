@@ -135,7 +135,9 @@ impl SoundOptions {
 #[inline(always)]
 fn ceil_cycles(t: f64) -> u64 {
     if t >= 0.0 && t < (1u64 << 62) as f64 {
-        let floor = t as i64;
+        // SAFETY: `t` is in [0, 2^62) (so not NaN): its truncation fits an i64. (`as` would
+        // add the saturating conversion's range and NaN checks, which `t` passed already.)
+        let floor = unsafe { t.to_int_unchecked::<i64>() };
         return floor as u64 + ((floor as f64) < t) as u64;
     }
     let floor = t as u64;
@@ -158,6 +160,30 @@ pub(crate) fn sample_targets(cycles_per_sample: f64, since: u64, now: u64) -> (f
         t += cycles_per_sample;
     }
     (t, n)
+}
+
+/// Game Boy Color: what the turn-end catch-ups deferred since the last catch-up would have
+/// done that the catch-up that makes them up does not do by itself (see
+/// [`Apu::defer_turn_end_cgb`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Lag {
+    /// The APU cycles they would have run (`caught_up_to` is the last one's turn end); 0:
+    /// none, and the fields below are stale.
+    cycles: u64,
+    /// Where the make-up's chunk that holds the last one's end starts (APU time): `clock`, or
+    /// the last sample target they passed.
+    chunk_start: u64,
+    /// The sum of `chunk >> 1` over their chunks since `chunk_start`.
+    chunk_halves: u64,
+    /// What their chunks add to CH4's alignment beyond what the make-up's chunks up to
+    /// `chunk_start` add (mod 4).
+    alignment: u64,
+    /// The first sample target after the last one's end, stepped as the APU steps them
+    /// (`next_sample`), and its ceiling (`u64::MAX` while not sampling: no chunk ends there).
+    next_sample: f64,
+    sample_at: u64,
+    /// The nearer of `sample_at` and the next frame-sequencer event (`seq_at`).
+    limit: u64,
 }
 
 /// What the next frame-sequencer event does to the step counter, after NR52 powered the APU
@@ -185,6 +211,9 @@ pub struct Apu {
     /// The last scheduler turn end whose catch-up was skipped ([`Apu::skip_turn_catch_up`];
     /// `u64::MAX`: none since the last make-up). Host state, not saved.
     skipped_turn_end: u64,
+    /// Game Boy Color: the turn-end catch-ups deferred since the last catch-up
+    /// ([`Apu::defer_turn_end_cgb`]). Host state, not saved: none between frames.
+    lag: Lag,
     /// Absolute time of the next audio sample (accumulates `cycles_per_sample` per sample).
     next_sample: f64,
     /// Absolute time of the next frame-sequencer event.
@@ -253,6 +282,7 @@ impl Apu {
             clock: 0,
             caught_up_to: 0,
             skipped_turn_end: u64::MAX,
+            lag: Lag::default(),
             next_sample,
             next_seq,
             sample_at: ceil_cycles(next_sample),
@@ -340,6 +370,8 @@ impl Apu {
     /// Sampling on/off (PyBoy's `disable_sampling = not on`). Besides filling the buffer,
     /// it changes where catch-up chunks end, which PyBoy lets leak into wave RAM access.
     pub fn set_sampling(&mut self, on: bool) {
+        // (Sampling decides where deferred catch-ups stop: none are under way here.)
+        debug_assert_eq!(self.lag.cycles, 0);
         self.sampling = on;
     }
 
@@ -392,29 +424,129 @@ impl Apu {
     }
 
     /// Whether the scheduler's end-of-turn catch-ups may be skipped (the CPU's accesses to
-    /// the APU catch it up anyway) and made up later with the same result. On the DMG a catch-up's chunks compose: the
-    /// channels count whole cycles and the frame sequencer and sample targets split chunks
-    /// anyway. Only CH3's wave-RAM window depends on the last chunk, and only on whether CH3
-    /// fetched in its last two cycles, which a make-up ending at the same time sees alike
-    /// (the scheduler's turns are at least 4 cycles long). Not while sound is off (a catch-up only records the time),
-    /// on Game Boy Color hardware (odd cycles are dropped per catch-up in double speed and by
-    /// CH4's alignment), or while CH1's sweep waits to check its frequency (the check lands
-    /// at a chunk's end).
+    /// the APU catch it up anyway) and made up later with the same result. On the DMG a
+    /// catch-up's chunks compose: the channels count whole cycles and the frame sequencer and
+    /// sample targets split chunks anyway. Only CH3's wave-RAM window depends on the last
+    /// chunk, and only on whether CH3 fetched in its last two cycles, which a make-up ending
+    /// at the same time sees alike (the scheduler's turns are at least 4 cycles long). On Game
+    /// Boy Color hardware two things do not compose (each catch-up drops its odd CPU cycle in
+    /// double speed, and CH4's alignment each chunk's odd APU cycle): there the skipped
+    /// catch-ups are deferred, keeping what they would have done that does not compose (see
+    /// [`Apu::defer_turn_end_cgb`]). Not while sound is off (a catch-up only records the
+    /// time), or while CH1's sweep waits to check or (CGB) to calculate its frequency (both
+    /// land at a chunk's end).
     #[inline]
     pub fn catch_up_can_wait(&self) -> bool {
-        self.emulated && !self.cgb && self.sweep.check_delay == 0
+        self.emulated && self.sweep.check_delay | self.sweep.calc_delay == 0
     }
 
     /// The scheduler's catch-up at a turn's end (`now`) is skipped ([`Apu::catch_up_can_wait`]).
     #[inline]
     pub fn skip_turn_catch_up(&mut self, now: u64) {
+        if self.cgb {
+            return self.defer_turn_end_cgb(now);
+        }
         self.skipped_turn_end = now;
+    }
+
+    /// A turn's end at `now` while the scheduler lets the APU lag (`GameBoy::apu_may_lag`):
+    /// its catch-up skipped if it can wait, run otherwise.
+    #[inline(always)]
+    pub fn lagging_turn_end(&mut self, now: u64) {
+        if self.catch_up_can_wait() {
+            self.skip_turn_catch_up(now);
+        } else {
+            self.tick(now);
+        }
+    }
+
+    /// Game Boy Color: the scheduler's catch-up at a turn's end `now`, deferred until the next
+    /// catch-up. What such a catch-up does, while it ends before the next frame-sequencer event
+    /// (else it runs at once, deferred ones included), is advance the channels by `cycles =
+    /// (now - caught_up_to) >> speed_shift` APU cycles (double speed drops the odd CPU cycle),
+    /// in chunks that end at the sample targets while sampling (a sample is taken there), and
+    /// add `chunk >> 1` to CH4's alignment per chunk. Advancing composes (the pulse timers and
+    /// CH4's counter are lazy, CH3's timer counts fetches that add up, the sweep's restart
+    /// hold counts down to 0; while the sweep waits to check or calculate nothing is
+    /// deferred), so the APU keeps the cycles it owes, and the next catch-up runs them first
+    /// ([`Apu::make_up_cgb`]): its chunks end at the same sample targets but not at these turn
+    /// ends. So the APU also keeps, in `lag`, what that changes in CH4's alignment, chunk by
+    /// chunk of the make-up. As with the DMG's skipped catch-ups, the scheduling hint is not
+    /// refreshed meanwhile: that is the caller's business (`GameBoy::turn_budget`).
+    #[inline]
+    fn defer_turn_end_cgb(&mut self, now: u64) {
+        // The eager catch-up would close CH3's wave-RAM window (a DMG matter, but saved).
+        self.ch3.fetch_window = false;
+        if now <= self.caught_up_to {
+            return;
+        }
+        let cycles = (now - self.caught_up_to) >> self.speed_shift;
+        let last = self.clock + self.lag.cycles;
+        let end = last + cycles;
+        if self.lag.cycles == 0 {
+            self.start_lag();
+        }
+        if end >= self.lag.limit {
+            if end >= self.seq_at {
+                return self.tick_cgb(now);
+            }
+            self.lag_past_samples(last, end);
+        } else {
+            self.lag.chunk_halves += cycles >> 1;
+        }
+        self.lag.cycles += cycles;
+        self.caught_up_to = now;
+    }
+
+    /// The first deferred turn end since the last catch-up (see `defer_turn_end_cgb`).
+    #[inline(never)]
+    fn start_lag(&mut self) {
+        let sample_at = if self.sampling {
+            self.sample_at
+        } else {
+            u64::MAX
+        };
+        self.lag = Lag {
+            cycles: 0,
+            chunk_start: self.clock,
+            chunk_halves: 0,
+            alignment: 0,
+            next_sample: self.next_sample,
+            sample_at,
+            limit: sample_at.min(self.seq_at),
+        };
+    }
+
+    /// A deferred catch-up from APU time `last` to `end` that passes sample targets (and no
+    /// frame-sequencer event): the make-up's chunk from `lag.chunk_start` ends at the first,
+    /// where this catch-up's first chunk (from `last`) ends too; the chunks between further
+    /// targets are the same in both.
+    #[inline(never)]
+    fn lag_past_samples(&mut self, last: u64, end: u64) {
+        let lag = &mut self.lag;
+        let at = lag.sample_at;
+        let eager = lag.chunk_halves + ((at - last) >> 1);
+        let made = (at - lag.chunk_start) >> 1;
+        lag.alignment = lag.alignment.wrapping_add(eager).wrapping_sub(made);
+        let mut chunk_start = at;
+        let mut next_sample = lag.next_sample + self.cycles_per_sample;
+        let mut sample_at = ceil_cycles(next_sample);
+        while end >= sample_at {
+            chunk_start = sample_at;
+            next_sample += self.cycles_per_sample;
+            sample_at = ceil_cycles(next_sample);
+        }
+        lag.chunk_start = chunk_start;
+        lag.chunk_halves = (end - chunk_start) >> 1;
+        lag.next_sample = next_sample;
+        lag.sample_at = sample_at;
+        lag.limit = sample_at.min(self.seq_at);
     }
 
     /// The make-up for skipped turn-end catch-ups, at the last turn's end `now` (the frame's
     /// end): catch up if behind (an empty catch-up is not a no-op: see `catch_up`).
     pub fn catch_up_if_behind(&mut self, now: u64) {
-        if self.caught_up_to < now {
+        if self.caught_up_to < now || self.lag.cycles != 0 {
             self.catch_up(now);
         }
         self.skipped_turn_end = u64::MAX;
@@ -446,27 +578,58 @@ impl Apu {
         // Every catch-up, even an empty one, closes CH3's wave-RAM window (PyBoy does so).
         self.ch3.fetch_window = false;
         if now <= self.caught_up_to {
-            return; // nothing to do (and never run backwards)
+            // Nothing to do (and never run backwards), but what deferred turn ends owe.
+            if self.lag.cycles != 0 {
+                self.make_up_cgb(self.caught_up_to);
+            }
+            return;
         }
         if self.cgb {
             return self.tick_cgb(now);
         }
-        self.run_until::<false>(now);
+        self.run_until::<false>(now, 0);
     }
 
     /// [`tick`](Self::tick) on Game Boy Color hardware (out of line: the DMG's is unchanged).
     #[inline(never)]
     fn tick_cgb(&mut self, now: u64) {
-        self.run_until::<true>(now);
+        if self.lag.cycles != 0 {
+            return self.make_up_cgb(now);
+        }
+        self.run_until::<true>(now, 0);
+    }
+
+    /// Game Boy Color: the catch-up to `now` (>= `caught_up_to`) with the deferred turn-end
+    /// catch-ups before it ([`Apu::defer_turn_end_cgb`]), as one catch-up. The channels end
+    /// as the eager catch-ups would leave them; CH4's alignment (`+= chunk >> 1` per chunk,
+    /// while powered) gets what `lag` kept of their chunks up to `lag.chunk_start`, and the
+    /// difference over the chunk from there: the eager ones' pieces up to the last turn end
+    /// and this one's first chunk after it against this one's chunk (to the next sample
+    /// target, frame-sequencer event or its end). The chunks after that are the same.
+    #[cold]
+    #[inline(never)]
+    fn make_up_cgb(&mut self, now: u64) {
+        let lag = std::mem::take(&mut self.lag);
+        let last = self.clock + lag.cycles;
+        let end = last + ((now - self.caught_up_to) >> self.speed_shift);
+        let chunk_end = lag.sample_at.min(self.seq_at).min(end);
+        let eager = lag.chunk_halves + ((chunk_end - last) >> 1);
+        let made = (chunk_end - lag.chunk_start) >> 1;
+        self.run_until::<true>(now, lag.cycles);
+        if self.powered {
+            let a = lag.alignment.wrapping_add(eager).wrapping_sub(made);
+            self.ch4.alignment = ((self.ch4.alignment as u64).wrapping_add(a) & 3) as u8;
+        }
     }
 
     /// The catch-up loop; `CGB` selects the Game Boy Color's channel timing and its double
-    /// speed (the APU sees `elapsed >> speed_shift` cycles, odd cycles lost as in PyBoy).
+    /// speed (the APU sees `elapsed >> speed_shift` cycles, odd cycles lost as in PyBoy) and
+    /// `owed` APU cycles to run first (deferred turn ends, see `make_up_cgb`; 0 on the DMG).
     #[inline(always)]
-    fn run_until<const CGB: bool>(&mut self, now: u64) {
+    fn run_until<const CGB: bool>(&mut self, now: u64, owed: u64) {
         let mut left = now - self.caught_up_to;
         if CGB {
-            left >>= self.speed_shift;
+            left = (left >> self.speed_shift) + owed;
         }
         self.caught_up_to = now;
         while left > 0 {
@@ -510,6 +673,11 @@ impl Apu {
                 self.run_seq_events();
             }
             while self.clock >= self.sample_at {
+                if !self.sampling && self.clock < 1 << 53 {
+                    // Not sampling, chunks do not end at the targets: step past all of them.
+                    self.pass_sample_targets();
+                    break;
+                }
                 self.sample_event();
             }
         }
@@ -669,6 +837,21 @@ impl Apu {
         any
     }
 
+    /// Not sampling: set the next sample target after `clock`, stepping the targets as
+    /// `sample_event` does (the same `f64` additions) but comparing in `f64`, without the
+    /// ceiling per target: `clock >= ceil(t)` is `clock as f64 >= t` (see `sample_at`) while
+    /// `clock` converts exactly (below 2^53; the caller checks).
+    #[inline(never)]
+    fn pass_sample_targets(&mut self) {
+        let now = self.clock as f64;
+        let mut t = self.next_sample;
+        while t <= now {
+            t += self.cycles_per_sample;
+        }
+        self.next_sample = t;
+        self.sample_at = ceil_cycles(t);
+    }
+
     /// The sample target at or before `clock`: take it (if sampling) and set the next one.
     #[inline(always)]
     fn sample_event(&mut self) {
@@ -819,7 +1002,7 @@ impl Apu {
     /// So we compute the result of that catch-up on a copy (rare: only when lagging) or,
     /// when it is empty, just read with the window closed.
     pub fn debug_read(&self, addr: u16, now: u64) -> u8 {
-        if now > self.caught_up_to {
+        if now > self.caught_up_to || self.lag.cycles != 0 {
             return self.clone().read(addr, now);
         }
         if (0xFF30..=0xFF3F).contains(&addr) && self.ch3.on && self.emulated && !self.ch3.cgb {
@@ -1137,6 +1320,7 @@ impl Apu {
     }
 
     pub fn save_state(&self, w: &mut StateWriter) {
+        debug_assert_eq!(self.lag.cycles, 0, "saved between frames, caught up");
         w.u64(self.clock);
         w.u64(self.caught_up_to);
         w.f64(self.next_sample);

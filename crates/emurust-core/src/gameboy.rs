@@ -811,6 +811,11 @@ pub struct GameBoy {
     /// for that test and for measurements, not a setting.
     #[doc(hidden)]
     pub halted_fast_path: bool,
+    /// Let the APU skip (DMG) or defer (CGB) the scheduler's turn-end catch-ups while they
+    /// can wait ([`Apu::catch_up_can_wait`]; the default); off, every turn catches it up.
+    /// Same results either way (tested); a switch for that test and for measurements.
+    #[doc(hidden)]
+    pub apu_turn_deferral: bool,
     /// Run polling loops on LY/STAT ([`GameBoy::run_poll_loop`]) and OAM DMA wait loops
     /// ([`GameBoy::run_dma_wait_loop`]) without the interpreter (the default); off, the
     /// interpreter runs them. Same results either way (tested); a switch for that test.
@@ -845,6 +850,9 @@ pub struct GameBoy {
     /// The cycle of the next look for an idle loop (host state; slices are often shorter
     /// than the interval between looks).
     next_idle_check: u64,
+    /// Within `run_frame`: the APU's scheduling distance never decides a turn (see
+    /// `run_frame`), as `run_halted_turns` needs.
+    apu_far: bool,
     /// Within `run_frame`: the APU may skip its end-of-turn catch-ups while
     /// [`Apu::catch_up_can_wait`]; register accesses and the frame's end catch it up.
     apu_may_lag: bool,
@@ -923,6 +931,7 @@ impl GameBoy {
             break_hit: false,
             frame_start: 0,
             halted_fast_path: true,
+            apu_turn_deferral: true,
             wait_loop_fast_paths: true,
             light_turns: true,
             idle_loop_fast_forward: true,
@@ -933,6 +942,7 @@ impl GameBoy {
             idle_plan: idle_loop::IdlePlan::default(),
             next_idle_check: 0,
             idle_retry: false,
+            apu_far: false,
             apu_may_lag: false,
         };
         if !with_boot {
@@ -984,14 +994,16 @@ impl GameBoy {
         // The APU's scheduling distance is an absolute cycle count (as PyBoy's), beyond any
         // other device's once past power-on; it only grows, so the stale one a lagging APU
         // leaves never decides a turn.
-        self.apu_may_lag =
+        self.apu_far =
             self.halted_fast_path && self.bus.apu.cycles_to_interrupt() >= 4 * FRAME_CYCLES;
+        self.apu_may_lag = self.apu_far && self.apu_turn_deferral;
         while !self.bus.lcd.frame_done() {
             self.run_turns();
             if self.cpu.halted && self.halted_fast_path {
                 self.run_halted_turns();
             }
         }
+        self.apu_far = false;
         if self.apu_may_lag {
             self.apu_may_lag = false;
             self.bus.apu.catch_up_if_behind(self.bus.cycles);
@@ -1014,14 +1026,25 @@ impl GameBoy {
         if self.cpu.ei_delay != 0
             || bus.pending_interrupts() != 0
             || (bus.cgb && bus.cgbx.hdma.active)
-            || !self.apu_may_lag
+            || !self.apu_far
         {
             return;
         }
-        // The APU's part of `run_quiet_halted_turns`' condition holds for the whole halt.
-        let quiet_apu = self.bus.apu.catch_up_can_wait() || !self.bus.apu.emulated();
+        // Game Boy Color hardware with sound emulated: the quiet turns hand each turn's end
+        // to the APU (see `run_quiet_halted_turns`).
+        let cgb_apu = self.bus.apu.cgb && self.bus.apu.emulated();
         while !self.bus.lcd.frame_done() {
-            if quiet_apu && self.run_quiet_halted_turns() {
+            // The APU's part of `run_quiet_halted_turns`' condition (a catch-up in a general
+            // turn may start or end a sweep delay).
+            let apu = &self.bus.apu;
+            let quiet_apu = (self.apu_may_lag && apu.catch_up_can_wait()) || !apu.emulated();
+            let quiet = quiet_apu
+                && if cgb_apu {
+                    self.run_quiet_halted_turns::<true>()
+                } else {
+                    self.run_quiet_halted_turns::<false>()
+                };
+            if quiet {
                 break;
             }
             // `run_slice` with a halted CPU and nothing pending: the clock jumps by the budget.
@@ -1037,21 +1060,24 @@ impl GameBoy {
         self.bus.timer.sync(now);
     }
 
-    /// The turns of [`GameBoy::run_halted_turns`] in which only the LCD has anything to do,
-    /// run with nothing else: no OAM DMA, no serial transfer, an APU whose turn-end catch-ups
-    /// wait ([`Apu::catch_up_can_wait`]) or that is not emulated (the caller checks), and a
-    /// timer that will skip its syncs ([`Timer::quiet_until`]). Each such turn's end in
-    /// `end_turn` would only record its time in the APU (the last one counts), move the serial
-    /// clock (syncs compose) and tick the LCD, so the loop ticks the LCD and `end_turn` runs
-    /// once, for the last turn. The turn lengths are `slice_budget`'s from the LCD's distances
-    /// alone, which debug builds check. The APU's and the serial port's cannot be the nearest
-    /// here (see `run_frame`; no transfer). The timer's is at least `quiet_until - now` (equal
-    /// while it runs): whenever it would be the nearest, the turn reaches `quiet_until` either
-    /// way, and the loop stops before such a turn (the general loop runs it). Leaving those
-    /// distances out saves 2% (APU, serial) and 1-4% (timer) of host instructions per frame.
+    /// The turns of [`GameBoy::run_halted_turns`] in which only the LCD has anything to do, run
+    /// with nothing else: no OAM DMA, no serial transfer, an APU whose turn-end catch-ups wait
+    /// ([`Apu::catch_up_can_wait`]) or that is not emulated (the caller checks), and a timer that
+    /// will skip its syncs ([`Timer::quiet_until`]). Each such turn's end in `end_turn` would only
+    /// record its time in the APU (the last one counts; but see `CGB_APU`), move the serial clock
+    /// (syncs compose) and tick the LCD, so the loop ticks the LCD and `end_turn` runs once, for
+    /// the last turn. The turn lengths are `slice_budget`'s from the LCD's distances alone, which
+    /// debug builds check. The APU's and the serial port's cannot be the nearest here (see
+    /// `run_frame`; no transfer). The timer's is at least `quiet_until - now` (equal while it
+    /// runs): whenever it would be the nearest, the turn reaches `quiet_until` either way, and the
+    /// loop stops before such a turn (the general loop runs it). Leaving those distances out saves
+    /// 2% (APU, serial) and 1-4% (timer) of host instructions per frame.
+    /// `CGB_APU` (Game Boy Color hardware, sound emulated): the APU's catch-up at each turn's end
+    /// is deferred, which must see every turn's end ([`Apu::lagging_turn_end`]); the LCD then has
+    /// no quiet lines to skip (`Lcd::skip_quiet_lines` is the DMG's).
     /// Returns true when an interrupt is pending or the frame is over.
     #[inline(never)]
-    fn run_quiet_halted_turns(&mut self) -> bool {
+    fn run_quiet_halted_turns<const CGB_APU: bool>(&mut self) -> bool {
         let bus = &self.bus;
         let quiet_until = match bus.timer.quiet_until() {
             Some(t) if !bus.dma.active && bus.serial.idle() => t,
@@ -1063,6 +1089,10 @@ impl GameBoy {
             let now = self.bus.cycles;
             let after_lines = self.bus.lcd.skip_quiet_lines(now, quiet_until);
             if after_lines != now {
+                debug_assert!(
+                    !CGB_APU,
+                    "the turns skipped with the lines are not the APU's"
+                );
                 self.bus.cycles = after_lines;
                 continue;
             }
@@ -1081,6 +1111,9 @@ impl GameBoy {
             debug_assert_eq!(budget, self.slice_budget().max(4));
             let bus = &mut self.bus;
             bus.cycles = end;
+            if CGB_APU {
+                bus.apu.lagging_turn_end(end);
+            }
             bus.lcd.tick(end);
             bus.drain_lcd_irq();
             if bus.pending_interrupts() != 0 || bus.lcd.frame_done() {
@@ -1090,8 +1123,9 @@ impl GameBoy {
         }
         let now = self.bus.cycles;
         if now != start {
-            // The last turn's end in full: the APU records it and the serial clock moves; the
-            // rest finds nothing to do (no DMA, the timer before `quiet_until`, the LCD there).
+            // The last turn's end in full: the APU records it (CGB_APU: has it) and the serial
+            // clock moves; the rest finds nothing to do (no DMA, the timer before
+            // `quiet_until`, the LCD there).
             self.end_turn(now, true);
         }
         done

@@ -192,6 +192,7 @@ fn the_fast_paths_give_the_general_paths_results() {
             (Some(false), true, false),
             (Some(false), false, false),
             (Some(true), true, true),
+            (Some(true), true, false),
             (Some(true), false, false),
         ] {
             let options = Options {

@@ -339,6 +339,7 @@ fn load_noise(r: &mut StateReader, cgb: bool) -> Result<Noise, CoreError> {
 
 impl Apu {
     pub fn save_pyboy(&self, w: &mut StateWriter) {
+        debug_assert_eq!(self.lag.cycles, 0, "saved between frames, caught up");
         let start = w.buf.len();
         w.u64(self.samples_len as u64);
         w.u64(self.options.samples_per_frame() as u64);
