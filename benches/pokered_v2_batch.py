@@ -13,7 +13,8 @@ action_freq 24, reward_scale 0.5, explore_weight 0.25):
   4. memory per environment (RSS growth over --envs max environments, and the batch's own count);
   5. SB3 PPO end to end with v2's settings (MultiInputPolicy, n_steps=ep_length//64, batch 512,
      1 epoch, gamma 0.997, ent_coef 0.01) for --ppo-steps rollouts: PyBoy SubprocVecEnv(--procs)
-     against RedV2VecEnv(--procs envs), steps/s including the updates.
+     against RedV2VecEnv(--procs envs) (and, with --swap, v2 on emurust.PyBoy in the same
+     SubprocVecEnv), steps/s including the updates.
 Steps/s count environment steps (24 frames each). Results: printed, and as JSON with --out.
 """
 
@@ -235,6 +236,9 @@ def main() -> int:
         ep_length = 2048 * 80
         n_steps = ep_length // 64
         sides = [("emurust", lambda: pokered_v2.RedV2VecEnv(cfg, num_envs=args.procs, num_threads=args.threads))]
+        if args.swap:
+            # Issue 24: v2's own env with only its import swapped, in SubprocVecEnv as v2 runs it.
+            sides.insert(0, ("emurust_pyboy", lambda: subproc(args, cfg, True)))
         if not args.skip_pyboy:
             sides.insert(0, ("pyboy", lambda: subproc(args, cfg, False)))
         for name, make in sides:
@@ -249,11 +253,13 @@ def main() -> int:
             print(f"SB3 PPO v2 settings, {name} ({args.procs} envs, device {model.device}): {r:,.0f} steps/s", flush=True)
         if "ppo_pyboy" in res:
             res["ppo_speedup"] = res["ppo_emurust"] / res["ppo_pyboy"]
+            if "ppo_emurust_pyboy" in res:
+                res["ppo_speedup_import_swapped"] = res["ppo_emurust_pyboy"] / res["ppo_pyboy"]
 
     if "v2_pyboy_subproc" in res:
         for n in envs:
             res[f"speedup_batch_{n}"] = res[f"batch_{n}"] / res["v2_pyboy_subproc"]
-        print("speedups vs PyBoy SubprocVecEnv:", {k: round(v, 2) for k, v in res.items() if k.startswith("speedup") or k == "ppo_speedup"})
+        print("speedups vs PyBoy SubprocVecEnv:", {k: round(v, 2) for k, v in res.items() if k.startswith(("speedup", "ppo_speedup"))})
     if args.out:
         args.out.write_text(json.dumps(res, indent=1))
     return 0
