@@ -24,6 +24,9 @@ const MIN_CHUNK: usize = 64;
 /// Games per claim at least (scheduler "gang"; a game step is ~25 ns, so ~1.5 us): a batch of
 /// this many games or fewer runs on the caller alone.
 const MIN_GRAIN: usize = 64;
+/// Games per Rayon task of `run_steps` at least (a task runs them through a whole round, so
+/// its dispatch is paid once per ~1 ms, not per step).
+const RUN_MIN_CHUNK: usize = 16;
 /// Game steps per round of `run_steps` and thread (~30 ms): signals are checked between.
 const RUN_ROUND_GAME_STEPS: usize = 1 << 20;
 
@@ -433,9 +436,11 @@ impl PongBatch {
         // ~30 ms of wall time per round whatever the thread count (a round's join is paid
         // once per round).
         let per_round = (RUN_ROUND_GAME_STEPS * self.threads / n).max(1);
-        // Four chunks per thread, so that threads slowed by the machine (a busy or slower
-        // core) take fewer: with one chunk per thread every round waits for the slowest.
-        let chunk = n.div_ceil(4 * self.threads).max(MIN_CHUNK);
+        // Sixteen chunks per thread (at least RUN_MIN_CHUNK games): a round ends when its last
+        // chunk does, so a thread slowed by the machine (a busy or slower core) takes fewer and
+        // the others wait at most one small chunk. With one chunk per thread every round waited
+        // for the slowest thread; with four, the device still lost ~15% to 16 processes.
+        let chunk = n.div_ceil(16 * self.threads).max(RUN_MIN_CHUNK);
         let steps = steps as usize;
         let mut total = 0f64;
         let mut done = 0usize;
