@@ -1214,6 +1214,24 @@ impl GameBoy {
         budget
     }
 
+    /// [`GameBoy::turn_budget`] right after a turn's end synced the timer to `cycles` (its
+    /// distance is then the one it keeps, no need to work out a lagging timer's).
+    #[inline(always)]
+    fn turn_budget_timer_synced(&mut self) -> i64 {
+        debug_assert_eq!(self.bus.timer.synced_at(), self.bus.cycles);
+        let b = &self.bus;
+        let budget = (b.timer.cycles_to_interrupt() as i64)
+            .min(b.lcd.cycles_to_interrupt())
+            .min(b.lcd.cycles_to_frame())
+            .min(b.apu.cycles_to_interrupt() as i64)
+            .min(b.serial.cycles_to_interrupt() as i64);
+        debug_assert_eq!(budget, self.slice_budget());
+        if self.apu_may_lag && budget == self.bus.apu.cycles_to_interrupt() as i64 {
+            return self.turn_budget_apu_caught_up();
+        }
+        budget
+    }
+
     #[cold]
     #[inline(never)]
     fn turn_budget_apu_caught_up(&mut self) -> i64 {
@@ -1423,7 +1441,7 @@ impl GameBoy {
             if !TURNS || !self.light_turn_end() {
                 return;
             }
-            target = self.bus.cycles + self.turn_budget().max(4) as u64;
+            target = self.bus.cycles + self.turn_budget_timer_synced().max(4) as u64;
         }
     }
 

@@ -109,15 +109,18 @@ impl Timer {
     }
 
     /// Catch up to absolute cycle `now`. Returns true when the timer interrupt fires.
+    /// Inlined: nearly every sync (one at each scheduler turn's end) only counts; the rest
+    /// is out of line.
+    #[inline]
     pub fn sync(&mut self, now: u64) -> bool {
         let elapsed = now.wrapping_sub(self.synced_at);
         if elapsed == 0 {
             return false;
         }
-        self.div_shown = None;
         if self.no_overflow_within(elapsed) {
             // Before the overflow (or with the timer off): count. The overflow's time stays
             // where it was, so the distance shrinks by what elapsed (FAR_AWAY stays).
+            self.div_shown = None;
             self.synced_at = now;
             if self.enabled() {
                 self.count_without_overflow(elapsed);
@@ -127,6 +130,14 @@ impl Timer {
             }
             return false;
         }
+        self.sync_through_overflow(now, elapsed)
+    }
+
+    /// [`Timer::sync`] of `elapsed` cycles that may hold an overflow or a reload, or with a
+    /// stale `hint`.
+    #[inline(never)]
+    fn sync_through_overflow(&mut self, now: u64, elapsed: u64) -> bool {
+        self.div_shown = None;
         self.synced_at = now;
         self.stale_hint = false;
 
