@@ -333,7 +333,9 @@ impl Lcd {
         }
     }
 
-    /// Update the LY=LYC coincidence flag (only meaningful with the LCD on).
+    /// Update the LY=LYC coincidence flag (only meaningful with the LCD on). Inlined: a line's
+    /// transitions run it as part of their few instructions.
+    #[inline(always)]
     fn compare_lyc(&mut self) {
         if self.ly == self.lyc {
             self.stat |= 0x04;
@@ -647,6 +649,9 @@ impl Lcd {
             return 0;
         }
         let (offsets, found) = self.objects_on_line(ly);
+        if found == 0 {
+            return 0;
+        }
         let mut groups = 0;
         let mut dots = 0;
         // One bit per possible X (0..=255) already seen on this line.
@@ -666,9 +671,6 @@ impl Lcd {
                 }
             }
         }
-        if found == 0 {
-            return 0;
-        }
         if groups == 0 {
             // Only off-screen objects: mode 3 gets one M-cycle shorter.
             return -4;
@@ -676,7 +678,9 @@ impl Lcd {
         (dots - 7).max(0)
     }
 
-    /// Mode 0 just began on line LY: record the line's parameters and draw it.
+    /// Mode 0 just began on line LY: record the line's parameters and draw it. Inlined (the
+    /// record is a few stores); the drawing is out of line.
+    #[inline(always)]
     fn hblank_line<const CGB: bool>(&mut self) {
         let ly = self.ly as usize;
         let record = [self.scx, self.scy, self.wx, self.wy, self.lcdc & 0x10];
@@ -686,13 +690,18 @@ impl Lcd {
             self.record_line_past_table(ly, record);
         }
         if self.render {
-            if !CGB {
-                self.draw_line(self.ly);
-            } else if self.cgb_colour {
-                self.draw_line_cgb(self.ly);
-            } else {
-                self.draw_line_compat(self.ly);
-            }
+            self.draw_hblank_line::<CGB>();
+        }
+    }
+
+    #[inline(never)]
+    fn draw_hblank_line<const CGB: bool>(&mut self) {
+        if !CGB {
+            self.draw_line(self.ly);
+        } else if self.cgb_colour {
+            self.draw_line_cgb(self.ly);
+        } else {
+            self.draw_line_compat(self.ly);
         }
     }
 
