@@ -324,7 +324,7 @@ impl SystemBus {
         if timer_fired {
             self.if_reg |= interrupts::TIMER;
         }
-        self.lcd.tick(now);
+        self.lcd.tick_turn_end(now);
         self.drain_lcd_irq();
     }
 
