@@ -313,6 +313,11 @@ impl Lcd {
     /// Recompute the STAT interrupt line; request the interrupt on a rising edge.
     #[inline(always)]
     fn refresh_stat_line(&mut self) {
+        if self.stat & 0x78 == 0 {
+            // No source enabled (the common case): the line is low.
+            self.stat_line = false;
+            return;
+        }
         // Mode sources: bit 3 HBlank, bit 4 VBlank, bit 5 OAM; mode 3 has none.
         let mode_src = self.mode != 3 && self.stat & (1 << (self.mode + 3)) != 0;
         let lyc_src = self.stat & 0x44 == 0x44;
