@@ -655,7 +655,13 @@ impl Lcd {
 
     #[inline(always)]
     fn mode3_adjustment_for<const CGB: bool>(&mut self, ly: u8) -> i16 {
-        let mut extra = self.object_penalty(ly);
+        // Most lines have no objects: that case without the call.
+        let height = if self.lcdc & 0x04 != 0 { 16 } else { 8 };
+        let mut extra = if self.lcdc & 0x02 == 0 || self.line_objects.known_empty(ly, height) {
+            0
+        } else {
+            self.object_penalty(ly)
+        };
         if CGB {
             // CGB hardware: object dots in whole M-cycles, no fine-scroll penalty.
             if extra > 0 {
