@@ -128,7 +128,10 @@ impl Timer {
     /// is out of line.
     #[inline]
     pub fn sync(&mut self, now: u64) -> bool {
-        if now < self.count_until && now >= self.synced_at {
+        // The machine's syncs never go back in time (a loaded state's sync time is checked
+        // against its clock), so `now - synced_at` does not wrap.
+        debug_assert!(now >= self.synced_at, "timer synced backwards");
+        if now < self.count_until {
             // Before the overflow (or with the timer off): count. The overflow's time stays
             // where it was, so the distance shrinks by what elapsed (FAR_AWAY stays). No stored
             // DIV is shown (see `count_until`), and an empty span changes nothing.
