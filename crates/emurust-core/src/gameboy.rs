@@ -1133,21 +1133,23 @@ impl GameBoy {
     fn light_turn_end(&mut self) -> bool {
         let now = self.bus.cycles;
         let bus = &mut self.bus;
-        let apu_lags = self.apu_may_lag && bus.apu.catch_up_can_wait();
+        // The APU's part first (`end_turn` would repeat it to the same effect).
+        if bus.apu.emulated() {
+            if !(self.apu_may_lag && bus.apu.catch_up_can_wait()) {
+                return false;
+            }
+            bus.apu.skip_turn_catch_up(now);
+        } else {
+            bus.apu.tick(now);
+        }
         if bus.dma.active
             || !bus.serial.idle()
-            || (bus.apu.emulated() && !apu_lags)
             || (bus.cgb && bus.cgbx.hdma.active)
             || self.cpu.halted
             || self.cpu.ei_delay != 0
             || self.break_hit
         {
             return false;
-        }
-        if apu_lags {
-            bus.apu.skip_turn_catch_up(now);
-        } else {
-            bus.apu.tick(now);
         }
         bus.timer_and_lcd_turn_end(now, false);
         bus.pending_interrupts() == 0 && !bus.lcd.frame_done()
