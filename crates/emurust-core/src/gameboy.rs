@@ -297,7 +297,7 @@ impl SystemBus {
     /// nothing if a mapped bank would reach past the image's end).
     fn current_rom_window(&self) -> RomWindow {
         let (rom, bases) = self.cart.rom_and_bases();
-        let fits = bases.iter().all(|&b| b + 0x4000 <= rom.len());
+        let fits = bases[0].max(bases[1]) + 0x4000 <= rom.len();
         if fits {
             let p = rom.as_ptr();
             RomWindow {
