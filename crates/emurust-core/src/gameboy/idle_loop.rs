@@ -294,7 +294,8 @@ impl GameBoy {
         let now = self.bus.cycles;
         // An interrupt dispatched at the slice's start can take the clock past a short slice's
         // end (20 cycles against a budget of 4): nothing runs then, and nothing is resumed.
-        if target.saturating_sub(now) > span && (low..=high).contains(&self.cpu.r.pc) {
+        // `target - now > span`, where `now` may be past `target`.
+        if target > now + span && (low..=high).contains(&self.cpu.r.pc) {
             now
         } else {
             self.next_idle_check.min(now + IDLE_CHECK_INTERVAL)
