@@ -316,6 +316,9 @@ impl SystemBus {
     /// `GameBoy::light_turn_end`). `timer_may_wait`: the timer syncs only when due.
     #[inline(always)]
     fn timer_and_lcd_turn_end(&mut self, now: u64, timer_may_wait: bool) {
+        // The two are independent (each only ORs its interrupt into IF).
+        self.lcd.tick_turn_end(now);
+        self.drain_lcd_irq();
         let timer_fired = if timer_may_wait {
             self.timer.sync_if_due(now)
         } else {
@@ -324,8 +327,6 @@ impl SystemBus {
         if timer_fired {
             self.if_reg |= interrupts::TIMER;
         }
-        self.lcd.tick_turn_end(now);
-        self.drain_lcd_irq();
     }
 
     #[inline]
