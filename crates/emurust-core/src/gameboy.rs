@@ -406,6 +406,15 @@ impl SystemBus {
             return;
         }
         let target = (elapsed / 4).min(0xA0) as u8;
+        let page = self.dma.page(self.cgb);
+        if (0xC0..=0xDF).contains(&page) && self.dma.index < target {
+            // Work RAM (the usual source): reading it has no side effect and does not depend
+            // on the time, so the bytes are copied at once.
+            let (from, to) = (self.dma.index as usize, target as usize);
+            let base = ((page as usize) << 8) - 0xC000;
+            self.lcd.oam_mut()[from..to].copy_from_slice(&self.wram[base + from..base + to]);
+            self.dma.index = target;
+        }
         while self.dma.index < target {
             let page = self.dma.page(self.cgb);
             self.dma.reading = true;
