@@ -846,7 +846,8 @@ pub struct GameBoy {
     #[doc(hidden)]
     pub loop_census: Option<Box<std::collections::HashMap<(u16, LoopVerdict), u64>>>,
     /// The lowest and highest address of the last loop proved idle, and the shortest slice
-    /// worth resuming it in (host state).
+    /// worth resuming it in (host state). None yet: an empty range and a slice no clock
+    /// reaches (`first_idle_check` tests the length first, so that fails at once).
     last_idle_loop: (u16, u16, u64),
     /// That loop's plan for resuming it without interpreting (host state).
     idle_plan: idle_loop::IdlePlan,
@@ -939,7 +940,7 @@ impl GameBoy {
             wait_loop_stats: WaitLoopStats::default(),
             loop_cache: idle_loop::LoopCache::default(),
             loop_census: None,
-            last_idle_loop: (1, 0, 0),
+            last_idle_loop: (1, 0, MAX_STATE_COUNT),
             idle_plan: idle_loop::IdlePlan::default(),
             next_idle_check: 0,
             idle_retry: false,
