@@ -1415,13 +1415,15 @@ impl GameBoy {
         }
         debug_assert_eq!(self.bus.rom_window, self.bus.current_rom_window());
         let idle_loops = self.wait_loop_fast_paths && self.idle_loop_fast_forward;
+        // `next_idle_check` while the light turns run (stored when the call returns).
+        let mut planned_idle_check = self.next_idle_check;
         loop {
             self.bus.bail = 0;
             // The next look for an idle loop (`idle_loop`): every IDLE_CHECK_INTERVAL cycles of
             // running code, and at the start if the slice resumes the last loop skipped.
             let slice_start = self.bus.cycles;
             let mut idle_check = if idle_loops {
-                self.first_idle_check(target)
+                self.first_idle_check(target, planned_idle_check)
             } else {
                 u64::MAX
             };
@@ -1448,12 +1450,13 @@ impl GameBoy {
                     }
                 }
             }
-            if idle_loops {
-                self.next_idle_check = idle_check;
-            }
             if !TURNS || !self.light_turn_end() {
+                if idle_loops {
+                    self.next_idle_check = idle_check;
+                }
                 return;
             }
+            planned_idle_check = idle_check;
             target = self.bus.cycles + self.turn_budget_timer_synced().max(4) as u64;
         }
     }

@@ -289,7 +289,7 @@ impl GameBoy {
     /// iterations (the slice resumes it), else the one the last slice planned (at most an
     /// interval on: a loaded state may have put the clock back).
     #[inline]
-    pub(super) fn first_idle_check(&self, target: u64) -> u64 {
+    pub(super) fn first_idle_check(&self, target: u64, planned: u64) -> u64 {
         let (low, high, span) = self.last_idle_loop;
         let now = self.bus.cycles;
         // An interrupt dispatched at the slice's start can take the clock past a short slice's
@@ -298,7 +298,7 @@ impl GameBoy {
         if target > now + span && (low..=high).contains(&self.cpu.r.pc) {
             now
         } else {
-            self.next_idle_check.min(now + IDLE_CHECK_INTERVAL)
+            planned.min(now + IDLE_CHECK_INTERVAL)
         }
     }
 
