@@ -297,7 +297,7 @@ impl SystemBus {
     /// nothing if a mapped bank would reach past the image's end).
     fn current_rom_window(&self) -> RomWindow {
         let (rom, bases) = self.cart.rom_and_bases();
-        let fits = bases.iter().all(|&b| b + 0x4000 <= rom.len());
+        let fits = bases[0].max(bases[1]) + 0x4000 <= rom.len();
         if fits {
             let p = rom.as_ptr();
             RomWindow {
@@ -316,6 +316,9 @@ impl SystemBus {
     /// `GameBoy::light_turn_end`). `timer_may_wait`: the timer syncs only when due.
     #[inline(always)]
     fn timer_and_lcd_turn_end(&mut self, now: u64, timer_may_wait: bool) {
+        // The two are independent (each only ORs its interrupt into IF).
+        self.lcd.tick_turn_end(now);
+        self.drain_lcd_irq();
         let timer_fired = if timer_may_wait {
             self.timer.sync_if_due(now)
         } else {
@@ -324,8 +327,6 @@ impl SystemBus {
         if timer_fired {
             self.if_reg |= interrupts::TIMER;
         }
-        self.lcd.tick(now);
-        self.drain_lcd_irq();
     }
 
     #[inline]
@@ -405,6 +406,15 @@ impl SystemBus {
             return;
         }
         let target = (elapsed / 4).min(0xA0) as u8;
+        let page = self.dma.page(self.cgb);
+        if (0xC0..=0xDF).contains(&page) && self.dma.index < target {
+            // Work RAM (the usual source): reading it has no side effect and does not depend
+            // on the time, so the bytes are copied at once.
+            let (from, to) = (self.dma.index as usize, target as usize);
+            let base = ((page as usize) << 8) - 0xC000;
+            self.lcd.oam_mut()[from..to].copy_from_slice(&self.wram[base + from..base + to]);
+            self.dma.index = target;
+        }
         while self.dma.index < target {
             let page = self.dma.page(self.cgb);
             self.dma.reading = true;
@@ -841,7 +851,8 @@ pub struct GameBoy {
     #[doc(hidden)]
     pub loop_census: Option<Box<std::collections::HashMap<(u16, LoopVerdict), u64>>>,
     /// The lowest and highest address of the last loop proved idle, and the shortest slice
-    /// worth resuming it in (host state).
+    /// worth resuming it in (host state). None yet: an empty range and a slice no clock
+    /// reaches (`first_idle_check` tests the length first, so that fails at once).
     last_idle_loop: (u16, u16, u64),
     /// That loop's plan for resuming it without interpreting (host state).
     idle_plan: idle_loop::IdlePlan,
@@ -938,7 +949,7 @@ impl GameBoy {
             wait_loop_stats: WaitLoopStats::default(),
             loop_cache: idle_loop::LoopCache::default(),
             loop_census: None,
-            last_idle_loop: (1, 0, 0),
+            last_idle_loop: (1, 0, MAX_STATE_COUNT),
             idle_plan: idle_loop::IdlePlan::default(),
             next_idle_check: 0,
             idle_retry: false,
@@ -1167,21 +1178,23 @@ impl GameBoy {
     fn light_turn_end(&mut self) -> bool {
         let now = self.bus.cycles;
         let bus = &mut self.bus;
-        let apu_lags = self.apu_may_lag && bus.apu.catch_up_can_wait();
+        // The APU's part first (`end_turn` would repeat it to the same effect).
+        if bus.apu.emulated() {
+            if !(self.apu_may_lag && bus.apu.catch_up_can_wait()) {
+                return false;
+            }
+            bus.apu.skip_turn_catch_up(now);
+        } else {
+            bus.apu.tick(now);
+        }
         if bus.dma.active
             || !bus.serial.idle()
-            || (bus.apu.emulated() && !apu_lags)
             || (bus.cgb && bus.cgbx.hdma.active)
             || self.cpu.halted
             || self.cpu.ei_delay != 0
             || self.break_hit
         {
             return false;
-        }
-        if apu_lags {
-            bus.apu.skip_turn_catch_up(now);
-        } else {
-            bus.apu.tick(now);
         }
         bus.timer_and_lcd_turn_end(now, false);
         bus.pending_interrupts() == 0 && !bus.lcd.frame_done()
@@ -1242,6 +1255,24 @@ impl GameBoy {
     #[inline]
     fn turn_budget(&mut self) -> i64 {
         let budget = self.slice_budget();
+        if self.apu_may_lag && budget == self.bus.apu.cycles_to_interrupt() as i64 {
+            return self.turn_budget_apu_caught_up();
+        }
+        budget
+    }
+
+    /// [`GameBoy::turn_budget`] right after a turn's end synced the timer to `cycles` (its
+    /// distance is then the one it keeps, no need to work out a lagging timer's).
+    #[inline(always)]
+    fn turn_budget_timer_synced(&mut self) -> i64 {
+        debug_assert_eq!(self.bus.timer.synced_at(), self.bus.cycles);
+        let b = &self.bus;
+        let budget = (b.timer.cycles_to_interrupt() as i64)
+            .min(b.lcd.cycles_to_interrupt())
+            .min(b.lcd.cycles_to_frame())
+            .min(b.apu.cycles_to_interrupt() as i64)
+            .min(b.serial.cycles_to_interrupt() as i64);
+        debug_assert_eq!(budget, self.slice_budget());
         if self.apu_may_lag && budget == self.bus.apu.cycles_to_interrupt() as i64 {
             return self.turn_budget_apu_caught_up();
         }
@@ -1418,13 +1449,15 @@ impl GameBoy {
         }
         debug_assert_eq!(self.bus.rom_window, self.bus.current_rom_window());
         let idle_loops = self.wait_loop_fast_paths && self.idle_loop_fast_forward;
+        // `next_idle_check` while the light turns run (stored when the call returns).
+        let mut planned_idle_check = self.next_idle_check;
         loop {
             self.bus.bail = 0;
             // The next look for an idle loop (`idle_loop`): every IDLE_CHECK_INTERVAL cycles of
             // running code, and at the start if the slice resumes the last loop skipped.
             let slice_start = self.bus.cycles;
             let mut idle_check = if idle_loops {
-                self.first_idle_check(target)
+                self.first_idle_check(target, planned_idle_check)
             } else {
                 u64::MAX
             };
@@ -1451,13 +1484,14 @@ impl GameBoy {
                     }
                 }
             }
-            if idle_loops {
-                self.next_idle_check = idle_check;
-            }
             if !TURNS || !self.light_turn_end() {
+                if idle_loops {
+                    self.next_idle_check = idle_check;
+                }
                 return;
             }
-            target = self.bus.cycles + self.turn_budget().max(4) as u64;
+            planned_idle_check = idle_check;
+            target = self.bus.cycles + self.turn_budget_timer_synced().max(4) as u64;
         }
     }
 

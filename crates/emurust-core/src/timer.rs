@@ -47,6 +47,13 @@ pub struct Timer {
     /// byte (states of PyBoy before format 12 kept a separate DIV and a sub-counter). PyBoy
     /// shows the stored byte until the timer next advances or DIV is written.
     div_shown: Option<u8>,
+    /// A sync at a cycle from `synced_at` up to (not including) this one only counts (see
+    /// [`Timer::no_overflow_within`]): `synced_at + hint` while no reload is under way, the hint
+    /// is fresh and no stored DIV is shown; 0 otherwise. Kept by the out-of-line sync, cleared
+    /// with [`Timer::mark_stale`]. With the timer off the hint stays FAR_AWAY while `synced_at`
+    /// moves, so this bound is at most the real one; past it the out-of-line sync does the same
+    /// counting.
+    count_until: u64,
 }
 
 impl Default for Timer {
@@ -68,7 +75,15 @@ impl Timer {
             hint: 0,
             stale_hint: true,
             div_shown: None,
+            count_until: 0,
         }
+    }
+
+    /// A register changed or a state loaded: `hint` may not describe the registers.
+    #[inline]
+    fn mark_stale(&mut self) {
+        self.stale_hint = true;
+        self.count_until = 0;
     }
 
     #[inline]
@@ -109,15 +124,54 @@ impl Timer {
     }
 
     /// Catch up to absolute cycle `now`. Returns true when the timer interrupt fires.
+    /// Inlined: nearly every sync (one at each scheduler turn's end) only counts; the rest
+    /// is out of line.
+    #[inline]
     pub fn sync(&mut self, now: u64) -> bool {
+        // The machine's syncs never go back in time (a loaded state's sync time is checked
+        // against its clock), so `now - synced_at` does not wrap.
+        debug_assert!(now >= self.synced_at, "timer synced backwards");
+        if now < self.count_until {
+            // Before the overflow (or with the timer off): count. The overflow's time stays
+            // where it was, so the distance shrinks by what elapsed (FAR_AWAY stays). No stored
+            // DIV is shown (see `count_until`), and an empty span changes nothing.
+            debug_assert!(
+                self.no_overflow_within(now - self.synced_at) && self.div_shown.is_none()
+            );
+            let elapsed = now - self.synced_at;
+            self.synced_at = now;
+            if self.enabled() {
+                self.count_without_overflow(elapsed);
+                self.hint -= elapsed;
+            } else {
+                self.counter = self.counter.wrapping_add(elapsed as u16);
+            }
+            return false;
+        }
         let elapsed = now.wrapping_sub(self.synced_at);
         if elapsed == 0 {
             return false;
         }
+        self.sync_through_overflow(now, elapsed)
+    }
+
+    /// [`Timer::sync`] of `elapsed` cycles that may hold an overflow or a reload, or with a
+    /// stale `hint`.
+    #[inline(never)]
+    fn sync_through_overflow(&mut self, now: u64, elapsed: u64) -> bool {
+        let fired = self.sync_span(now, elapsed);
+        self.count_until = if self.reload == Reload::Idle {
+            self.synced_at.saturating_add(self.hint)
+        } else {
+            0
+        };
+        fired
+    }
+
+    fn sync_span(&mut self, now: u64, elapsed: u64) -> bool {
         self.div_shown = None;
         if self.no_overflow_within(elapsed) {
-            // Before the overflow (or with the timer off): count. The overflow's time stays
-            // where it was, so the distance shrinks by what elapsed (FAR_AWAY stays).
+            // Only counting (with the timer off, past `count_until`).
             self.synced_at = now;
             if self.enabled() {
                 self.count_without_overflow(elapsed);
@@ -261,7 +315,7 @@ impl Timer {
     /// Replace DIV (the counter's upper byte), keeping the lower byte and without catching
     /// up or re-planning (what PyBoy's game wrappers do to seed a game's randomness).
     pub fn set_div_keep_low(&mut self, div: u8) {
-        self.stale_hint = true;
+        self.mark_stale();
         self.div_shown = None;
         self.counter = ((div as u16) << 8) | (self.counter & 0xFF);
     }
@@ -288,7 +342,7 @@ impl Timer {
 
     /// Writing DIV clears the counter; a falling edge of the selected bit clocks TIMA.
     pub fn write_div(&mut self) {
-        self.stale_hint = true;
+        self.mark_stale();
         self.div_shown = None;
         if self.enabled() && self.counter & self.edge_bit() != 0 {
             self.increment_tima();
@@ -297,14 +351,14 @@ impl Timer {
     }
 
     pub fn write_tima(&mut self, value: u8) {
-        self.stale_hint = true;
+        self.mark_stale();
         if self.reload != Reload::Loaded {
             self.tima = value;
         }
     }
 
     pub fn write_tma(&mut self, value: u8) {
-        self.stale_hint = true;
+        self.mark_stale();
         self.tma = value;
         if self.reload != Reload::Idle {
             self.tima = value;
@@ -313,7 +367,7 @@ impl Timer {
 
     /// Changing TAC can make the watched signal fall, which clocks TIMA once.
     pub fn write_tac(&mut self, value: u8) {
-        self.stale_hint = true;
+        self.mark_stale();
         let was_high = self.enabled() && self.counter & self.edge_bit() != 0;
         let new_bit = TAC_EDGE_BIT[(value & 3) as usize];
         let now_high = value & 0b100 != 0 && self.counter & new_bit != 0;
@@ -345,6 +399,7 @@ impl Timer {
 
     pub(crate) fn set_div_shown(&mut self, div: Option<u8>) {
         self.div_shown = div;
+        self.count_until = 0;
     }
 
     pub fn load_state(&mut self, r: &mut StateReader) -> Result<(), CoreError> {
@@ -370,7 +425,7 @@ impl Timer {
         }
         self.synced_at = r.u64()?;
         self.hint = r.u64()?;
-        self.stale_hint = true;
+        self.mark_stale();
         self.div_shown = None; // in the state's last section (see GameBoy::save_state)
         Ok(())
     }
@@ -386,7 +441,7 @@ mod tests {
         let mut irqs = 0;
         for _ in 0..cycles {
             let now = t.synced_at + 1;
-            t.stale_hint = true;
+            t.mark_stale();
             if t.sync(now) {
                 irqs += 1;
             }

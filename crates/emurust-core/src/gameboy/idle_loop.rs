@@ -289,15 +289,16 @@ impl GameBoy {
     /// iterations (the slice resumes it), else the one the last slice planned (at most an
     /// interval on: a loaded state may have put the clock back).
     #[inline]
-    pub(super) fn first_idle_check(&self, target: u64) -> u64 {
+    pub(super) fn first_idle_check(&self, target: u64, planned: u64) -> u64 {
         let (low, high, span) = self.last_idle_loop;
         let now = self.bus.cycles;
         // An interrupt dispatched at the slice's start can take the clock past a short slice's
         // end (20 cycles against a budget of 4): nothing runs then, and nothing is resumed.
-        if target.saturating_sub(now) > span && (low..=high).contains(&self.cpu.r.pc) {
+        // `target - now > span`, where `now` may be past `target`.
+        if target > now + span && (low..=high).contains(&self.cpu.r.pc) {
             now
         } else {
-            self.next_idle_check.min(now + IDLE_CHECK_INTERVAL)
+            planned.min(now + IDLE_CHECK_INTERVAL)
         }
     }
 

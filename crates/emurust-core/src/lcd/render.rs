@@ -218,6 +218,13 @@ impl LineObjects {
         }
     }
 
+    /// Whether the lists are current for objects `height` dots tall and line `ly` has none
+    /// (then [`Lcd::objects_on_line`] would find none).
+    #[inline(always)]
+    pub(super) fn known_empty(&self, ly: u8, height: u8) -> bool {
+        !self.stale && self.height == height && self.count.get(ly as usize) == Some(&0)
+    }
+
     #[cold]
     fn rebuild(&mut self, oam: &[u8; 0xA0], height: u8) {
         self.stale = false;
