@@ -386,22 +386,87 @@ impl Lcd {
 
     /// [`tick`](Self::tick) on CGB hardware: cycles halved in double speed, and the early
     /// VBlank STAT interrupt. Out of line, to keep the DMG's `tick` as small as it was.
+    /// The pretrigger condition is checked for LY 143 alone (its first test here, the others
+    /// only there), and the three transitions of a visible line take
+    /// [`transition_cgb_visible`](Self::transition_cgb_visible): most ticks end a mode.
     #[inline(never)]
     fn tick_cgb(&mut self, elapsed: u64) {
         self.clock = self.clock.wrapping_add(elapsed >> self.speed_shift);
-        if self.vblank_stat_pretrigger() && self.clock as i64 >= self.clock_target as i64 - 4 {
+        if self.ly == 143
+            && self.vblank_stat_pretrigger()
+            && self.clock as i64 >= self.clock_target as i64 - 4
+        {
             self.step = Step::VblankPretriggered;
             self.irq |= IRQ_STAT;
         }
-        if self.clock >= self.clock_target {
-            self.transition::<true>();
+        if self.clock >= self.clock_target && !self.transition_cgb_visible() {
+            self.transition_cgb();
         }
         let mut to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
-        if self.vblank_stat_pretrigger() {
+        if self.ly == 143 && self.vblank_stat_pretrigger() {
             to_interrupt -= 4;
         }
         self.to_interrupt = to_interrupt << self.speed_shift;
         self.to_frame = (FRAME_CYCLES.wrapping_sub(self.clock) as i64) << self.speed_shift;
+    }
+
+    /// The CGB's general [`transition`](Self::transition), out of line.
+    #[inline(never)]
+    fn transition_cgb(&mut self) {
+        self.transition::<true>();
+    }
+
+    /// [`transition::<true>`](Self::transition) for the transitions into modes 2, 3 and 0 of a
+    /// line before VBlank, past the first frame, with the mode known at compile time: exactly
+    /// what `transition` does in their case. Returns false, having done nothing, in every
+    /// other case (the caller runs `transition`).
+    #[inline(always)]
+    fn transition_cgb_visible(&mut self) -> bool {
+        if !self.enabled()
+            || self.restart_pending
+            || self.first_frame
+            || self.ly == 153
+            || self.step != Step::Mode
+        {
+            return false;
+        }
+        match self.next_mode {
+            2 => {
+                self.enter_mode(2);
+                self.ly = self.ly.wrapping_add(1);
+                self.clock_target = self.clock_target.wrapping_add(80);
+                self.next_mode = 3;
+                self.compare_lyc_cgb();
+                self.window_armed |= self.wy == self.ly;
+            }
+            3 => {
+                self.enter_mode(3);
+                self.mode3_extra = self.mode3_adjustment_for::<true>(self.ly);
+                let len = (170 + self.mode3_extra as i64) as u64;
+                self.clock_target = self.clock_target.wrapping_add(len);
+                self.next_mode = 0;
+            }
+            0 => {
+                self.enter_mode(0);
+                let len = (206 - self.mode3_extra as i64) as u64;
+                self.clock_target = self.clock_target.wrapping_add(len);
+                self.next_mode = if self.ly < 143 { 2 } else { 1 };
+                self.hblank_line::<true>();
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// [`compare_lyc`](Self::compare_lyc), inlined into the CGB's transitions.
+    #[inline(always)]
+    fn compare_lyc_cgb(&mut self) {
+        if self.ly == self.lyc {
+            self.stat |= 0x04;
+        } else {
+            self.stat &= !0x04;
+        }
+        self.refresh_stat_line();
     }
 
     /// Perform the one transition whose deadline has passed. `CGB`: on Game Boy Color hardware
