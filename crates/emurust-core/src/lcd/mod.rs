@@ -441,7 +441,12 @@ impl Lcd {
             }
             3 => {
                 self.enter_mode(3);
-                self.mode3_extra = self.mode3_adjustment_for::<true>(self.ly);
+                // Objects off: no penalty (`object_penalty`'s first test, without its call).
+                self.mode3_extra = if self.lcdc & 0x02 == 0 {
+                    0
+                } else {
+                    self.mode3_adjustment_for::<true>(self.ly)
+                };
                 let len = (170 + self.mode3_extra as i64) as u64;
                 self.clock_target = self.clock_target.wrapping_add(len);
                 self.next_mode = 0;
