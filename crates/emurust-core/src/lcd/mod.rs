@@ -414,22 +414,92 @@ impl Lcd {
 
     /// [`tick`](Self::tick) on CGB hardware: cycles halved in double speed, and the early
     /// VBlank STAT interrupt. Out of line, to keep the DMG's `tick` as small as it was.
+    /// The pretrigger condition is checked for LY 143 alone (its first test here, the others
+    /// only there), and the three transitions of a visible line take
+    /// [`transition_cgb_visible`](Self::transition_cgb_visible): most ticks end a mode.
     #[inline(never)]
     fn tick_cgb(&mut self, elapsed: u64) {
         self.clock = self.clock.wrapping_add(elapsed >> self.speed_shift);
-        if self.vblank_stat_pretrigger() && self.clock as i64 >= self.clock_target as i64 - 4 {
+        if self.ly == 143
+            && self.vblank_stat_pretrigger()
+            && self.clock as i64 >= self.clock_target as i64 - 4
+        {
             self.step = Step::VblankPretriggered;
             self.irq |= IRQ_STAT;
         }
-        if self.clock >= self.clock_target {
-            self.transition::<true>();
+        if self.clock >= self.clock_target && !self.transition_cgb_visible() {
+            self.transition_cgb();
         }
         let mut to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
-        if self.vblank_stat_pretrigger() {
+        if self.ly == 143 && self.vblank_stat_pretrigger() {
             to_interrupt -= 4;
         }
         self.to_interrupt = to_interrupt << self.speed_shift;
         self.to_frame = (FRAME_CYCLES.wrapping_sub(self.clock) as i64) << self.speed_shift;
+    }
+
+    /// The CGB's general [`transition`](Self::transition), out of line.
+    #[inline(never)]
+    fn transition_cgb(&mut self) {
+        self.transition::<true>();
+    }
+
+    /// [`transition::<true>`](Self::transition) for the transitions into modes 2, 3 and 0 of a
+    /// line before VBlank, past the first frame, with the mode known at compile time: exactly
+    /// what `transition` does in their case. Returns false, having done nothing, in every
+    /// other case (the caller runs `transition`).
+    #[inline(always)]
+    fn transition_cgb_visible(&mut self) -> bool {
+        if !self.enabled()
+            || self.restart_pending
+            || self.first_frame
+            || self.ly == 153
+            || self.step != Step::Mode
+        {
+            return false;
+        }
+        match self.next_mode {
+            2 => {
+                self.enter_mode(2);
+                self.ly = self.ly.wrapping_add(1);
+                self.clock_target = self.clock_target.wrapping_add(80);
+                self.next_mode = 3;
+                self.compare_lyc_cgb();
+                self.window_armed |= self.wy == self.ly;
+            }
+            3 => {
+                self.enter_mode(3);
+                // Objects off: no penalty (`object_penalty`'s first test, without its call).
+                self.mode3_extra = if self.lcdc & 0x02 == 0 {
+                    0
+                } else {
+                    self.mode3_adjustment_for::<true>(self.ly)
+                };
+                let len = (170 + self.mode3_extra as i64) as u64;
+                self.clock_target = self.clock_target.wrapping_add(len);
+                self.next_mode = 0;
+            }
+            0 => {
+                self.enter_mode(0);
+                let len = (206 - self.mode3_extra as i64) as u64;
+                self.clock_target = self.clock_target.wrapping_add(len);
+                self.next_mode = if self.ly < 143 { 2 } else { 1 };
+                self.hblank_line::<true>();
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// [`compare_lyc`](Self::compare_lyc), inlined into the CGB's transitions.
+    #[inline(always)]
+    fn compare_lyc_cgb(&mut self) {
+        if self.ly == self.lyc {
+            self.stat |= 0x04;
+        } else {
+            self.stat &= !0x04;
+        }
+        self.refresh_stat_line();
     }
 
     /// Perform the one transition whose deadline has passed. `CGB`: on Game Boy Color hardware
@@ -581,13 +651,88 @@ impl Lcd {
     /// Then the STAT line stays low, and a line's object penalty only splits it between
     /// modes 3 and 0, so it is computed for the last line alone. Leaves the LCD as the
     /// transitions would, at the start of the last line's mode 0. Returns the new time (`now`
-    /// when no line qualifies).
+    /// when no line qualifies). On CGB hardware see
+    /// [`skip_quiet_lines_cgb`](Self::skip_quiet_lines_cgb).
     #[inline]
     pub fn skip_quiet_lines(&mut self, now: u64, limit: u64) -> u64 {
-        if self.cgb_hw || self.step != Step::NextLine {
+        if self.cgb_hw {
+            return self.skip_quiet_lines_cgb(now, limit);
+        }
+        if self.step != Step::NextLine {
             return now;
         }
         self.skip_quiet_lines_dmg(now, limit)
+    }
+
+    /// [`skip_quiet_lines`](Self::skip_quiet_lines) on CGB hardware in normal speed, whose
+    /// lines have three transitions (into modes 2, 3 and 0, see
+    /// [`transition_cgb_visible`](Self::transition_cgb_visible)), each at least 80 dots after
+    /// the one before. Called at the start of a line's mode 0 (next: mode 2 of the next
+    /// line); the same conditions, and the same end: the start of the last line's mode 0.
+    /// Only for turns whose ends the APU need not see (the caller's business: not with the
+    /// CGB's deferred catch-ups). Double speed is left to the turns: no halted stretch in
+    /// double speed with quiet lines among the checked runs (A/B digests, tests).
+    #[inline(always)]
+    fn skip_quiet_lines_cgb(&mut self, now: u64, limit: u64) -> u64 {
+        if self.mode != 0 || self.next_mode != 2 || self.step != Step::Mode {
+            return now;
+        }
+        self.skip_quiet_lines_cgb_lines(now, limit)
+    }
+
+    #[inline(never)]
+    fn skip_quiet_lines_cgb_lines(&mut self, now: u64, limit: u64) -> u64 {
+        if !self.enabled()
+            || self.restart_pending
+            || self.first_frame
+            || self.stat & 0x38 != 0
+            || self.speed_shift != 0
+        {
+            return now;
+        }
+        debug_assert_eq!(now, self.last_now, "called at the last tick");
+        // Not overdue, and a first turn not lengthened to the scheduler's minimum of 4 cycles.
+        let to_next = self.clock_target.wrapping_sub(self.clock);
+        if !(4..FRAME_CYCLES).contains(&to_next) {
+            return now;
+        }
+        let lyc_source = self.stat & 0x40 != 0;
+        let mut lines = 0u64;
+        loop {
+            let line = self.ly as u64 + lines + 1;
+            if line > 142
+                || (lyc_source && line == self.lyc as u64)
+                || now + to_next + 456 * (lines + 1) > limit
+            {
+                break;
+            }
+            lines += 1;
+        }
+        if lines == 0 {
+            return now;
+        }
+        for _ in 0..lines {
+            self.ly += 1;
+            self.window_armed |= self.wy == self.ly;
+            self.hblank_line::<true>();
+        }
+        // The last line's LY=LYC compare; the STAT line ends low (no source can hold it high).
+        self.compare_lyc_cgb();
+        self.mode3_extra = if self.lcdc & 0x02 == 0 {
+            0
+        } else {
+            self.mode3_adjustment_for::<true>(self.ly)
+        };
+        // The last line started at `line_start`; its mode 0 at 80 + 170 + extra dots.
+        let line_start = self.clock_target.wrapping_add(456 * (lines - 1));
+        let mode0 = line_start.wrapping_add((250 + self.mode3_extra as i64) as u64);
+        let advanced = mode0.wrapping_sub(self.clock);
+        self.clock = mode0;
+        self.clock_target = line_start.wrapping_add(456);
+        self.last_now = now + advanced;
+        self.to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
+        self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
+        self.last_now
     }
 
     #[inline(never)]
