@@ -102,13 +102,17 @@ def pong_call_us(n: int, threads: int, scheduler: str, calls: int, repeat: int, 
             "cpu_us_per_call": cpu / (calls * repeat) * 1e6}
 
 
+#: Rows of run_steps' cycled action table (--pong-action-rows).
+ACTION_ROWS = 256
+
+
 def pong_run_steps_sps(n: int, threads: int, scheduler: str, steps: int, repeat: int) -> float:
     from emurust import _core
 
     b = _core.PongBatch(n, num_threads=threads, scheduler=scheduler)
     b.seed(list(range(n)))
     b.reset(np.zeros((n, 8), np.float32))
-    acts = np.random.default_rng(1).integers(0, 3, (256, n)).astype(np.int32)
+    acts = np.random.default_rng(1).integers(0, 3, (ACTION_ROWS, n)).astype(np.int32)
     # At least ~1 s per timing, as the independent processes run (a 2,000-step timing of 4,096
     # games is ~16 ms on 16 threads: the threads' wake-up and the last chunk's tail).
     t = time.perf_counter()
@@ -167,7 +171,7 @@ def _pong_proc_child(n: int, seconds: float) -> None:
     b = _core.PongBatch(n, num_threads=1)
     b.seed(list(range(n)))
     b.reset(np.zeros((n, 8), np.float32))
-    acts = np.random.default_rng(1).integers(0, 3, (256, n)).astype(np.int32)
+    acts = np.random.default_rng(1).integers(0, 3, (ACTION_ROWS, n)).astype(np.int32)
     steps = max(1, int(2e6 / n))
     b.run_steps(acts, steps)
     print("READY", flush=True)
@@ -180,7 +184,7 @@ def _pong_proc_child(n: int, seconds: float) -> None:
 
 
 def _procs(count: int, n: int, seconds: float) -> float:
-    cmd = [sys.executable, __file__, "--pong-proc-child", str(n), str(seconds)]
+    cmd = [sys.executable, __file__, "--pong-proc-child", str(n), str(seconds), str(ACTION_ROWS)]
     ps = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(count)]
     for p in ps:
         assert p.stdout.readline().strip() == "READY"
@@ -335,7 +339,9 @@ def part_redv2(a) -> dict:
 
 
 def main() -> None:
-    if len(sys.argv) == 4 and sys.argv[1] == "--pong-proc-child":
+    global ACTION_ROWS
+    if len(sys.argv) == 5 and sys.argv[1] == "--pong-proc-child":
+        ACTION_ROWS = int(sys.argv[4])
         _pong_proc_child(int(sys.argv[2]), float(sys.argv[3]))
         return
     ints = lambda s: [int(x) for x in s.split(",")]  # noqa: E731
@@ -347,6 +353,9 @@ def main() -> None:
     ap.add_argument("--redv2-envs", type=ints, default=[16, 64, 256])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--run-steps", type=int, default=2000, help="steps of one run_steps timing")
+    ap.add_argument("--pong-action-rows", type=int, default=256,
+                    help="rows of run_steps' cycled action table (256 x 4,096 games is 4 MiB, in L3; "
+                         "each of 16 processes' 256 x 256 fits its L2)")
     ap.add_argument("--gap-us", type=float, default=0.0,
                     help="pong: busy time between calls (a policy's), which sets how long the gang's threads spin")
     ap.add_argument("--seconds", type=float, default=3.0, help="per timed rate (gb, redv2, processes)")
@@ -355,6 +364,7 @@ def main() -> None:
     ap.add_argument("--state", default=None)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
+    ACTION_ROWS = a.pong_action_rows
     out: dict = {"machine": _cpu_info(), "args": {k: v for k, v in vars(a).items()}}
     for part in a.parts.split(","):
         out[part] = {"pong": part_pong, "pong_procs": part_pong_procs, "gb": part_gb, "redv2": part_redv2}[part](a)
