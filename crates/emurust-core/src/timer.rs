@@ -138,14 +138,7 @@ impl Timer {
             debug_assert!(
                 self.no_overflow_within(now - self.synced_at) && self.div_shown.is_none()
             );
-            let elapsed = now - self.synced_at;
-            self.synced_at = now;
-            if self.enabled() {
-                self.count_without_overflow(elapsed);
-                self.hint -= elapsed;
-            } else {
-                self.counter = self.counter.wrapping_add(elapsed as u16);
-            }
+            self.count_to(now, now - self.synced_at);
             return false;
         }
         let elapsed = now.wrapping_sub(self.synced_at);
@@ -153,6 +146,19 @@ impl Timer {
             return false;
         }
         self.sync_through_overflow(now, elapsed)
+    }
+
+    /// A sync to `now`, `elapsed` cycles on, through which TIMA cannot overflow: only the
+    /// counter (and TIMA, with the timer on) moves, and the overflow's distance shrinks.
+    #[inline(always)]
+    fn count_to(&mut self, now: u64, elapsed: u64) {
+        self.synced_at = now;
+        if self.enabled() {
+            self.count_without_overflow(elapsed);
+            self.hint -= elapsed;
+        } else {
+            self.counter = self.counter.wrapping_add(elapsed as u16);
+        }
     }
 
     /// [`Timer::sync`] of `elapsed` cycles that may hold an overflow or a reload, or with a
@@ -172,13 +178,7 @@ impl Timer {
         self.div_shown = None;
         if self.no_overflow_within(elapsed) {
             // Only counting (with the timer off, past `count_until`).
-            self.synced_at = now;
-            if self.enabled() {
-                self.count_without_overflow(elapsed);
-                self.hint -= elapsed;
-            } else {
-                self.counter = self.counter.wrapping_add(elapsed as u16);
-            }
+            self.count_to(now, elapsed);
             return false;
         }
         self.synced_at = now;

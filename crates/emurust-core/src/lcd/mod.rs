@@ -696,26 +696,11 @@ impl Lcd {
         if !(4..FRAME_CYCLES).contains(&to_next) {
             return now;
         }
-        let lyc_source = self.stat & 0x40 != 0;
-        let mut lines = 0u64;
-        loop {
-            let line = self.ly as u64 + lines + 1;
-            if line > 142
-                || (lyc_source && line == self.lyc as u64)
-                || now + to_next + 456 * (lines + 1) > limit
-            {
-                break;
-            }
-            lines += 1;
-        }
+        let lines = self.quiet_line_count(now, to_next, limit);
         if lines == 0 {
             return now;
         }
-        for _ in 0..lines {
-            self.ly += 1;
-            self.window_armed |= self.wy == self.ly;
-            self.hblank_line::<true>();
-        }
+        self.record_quiet_lines::<true>(lines);
         // The last line's LY=LYC compare; the STAT line ends low (no source can hold it high).
         self.compare_lyc_cgb();
         self.mode3_extra = if self.lcdc & 0x02 == 0 {
@@ -723,16 +708,8 @@ impl Lcd {
         } else {
             self.mode3_adjustment_for::<true>(self.ly)
         };
-        // The last line started at `line_start`; its mode 0 at 80 + 170 + extra dots.
-        let line_start = self.clock_target.wrapping_add(456 * (lines - 1));
-        let mode0 = line_start.wrapping_add((250 + self.mode3_extra as i64) as u64);
-        let advanced = mode0.wrapping_sub(self.clock);
-        self.clock = mode0;
-        self.clock_target = line_start.wrapping_add(456);
-        self.last_now = now + advanced;
-        self.to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
-        self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
-        self.last_now
+        // The last line's mode 0 at 80 + 170 + extra dots.
+        self.end_quiet_lines(now, lines, 250)
     }
 
     #[inline(never)]
@@ -753,6 +730,24 @@ impl Lcd {
         if to_next >= FRAME_CYCLES {
             return now;
         }
+        let lines = self.quiet_line_count(now, to_next, limit);
+        if lines == 0 {
+            return now;
+        }
+        self.record_quiet_lines::<false>(lines);
+        // The last line's LY=LYC compare; the STAT line ends low (no source can hold it high).
+        self.compare_lyc();
+        self.mode3_extra = self.mode3_adjustment_for::<false>(self.ly);
+        // The last line's mode 0 at 4 + 80 + 172 + extra dots.
+        self.next_mode = 2;
+        self.end_quiet_lines(now, lines, 256)
+    }
+
+    /// How many whole lines after this one the quiet-line skips may run at once, ending
+    /// before `limit`: visible lines (up to 142) short of LYC when its STAT source is on. The
+    /// next transition is `to_next` cycles away; each line lasts 456.
+    #[inline(always)]
+    fn quiet_line_count(&self, now: u64, to_next: u64, limit: u64) -> u64 {
         let lyc_source = self.stat & 0x40 != 0;
         let mut lines = 0u64;
         loop {
@@ -761,28 +756,31 @@ impl Lcd {
                 || (lyc_source && line == self.lyc as u64)
                 || now + to_next + 456 * (lines + 1) > limit
             {
-                break;
+                return lines;
             }
             lines += 1;
         }
-        if lines == 0 {
-            return now;
-        }
+    }
+
+    /// The skipped lines' records, each as its transitions would have made it.
+    #[inline(always)]
+    fn record_quiet_lines<const CGB: bool>(&mut self, lines: u64) {
         for _ in 0..lines {
             self.ly += 1;
             self.window_armed |= self.wy == self.ly;
-            self.hblank_line::<false>();
+            self.hblank_line::<CGB>();
         }
-        // The last line's LY=LYC compare; the STAT line ends low (no source can hold it high).
-        self.compare_lyc();
-        self.mode3_extra = self.mode3_adjustment_for::<false>(self.ly);
-        // The last line started at `line_start`; its mode 0 at 4 + 80 + 172 + extra dots.
+    }
+
+    /// The clock, target and distances at the start of the last skipped line's mode 0,
+    /// `mode0_dots` + its mode 3 extra after the line's start; returns the new tick time.
+    #[inline(always)]
+    fn end_quiet_lines(&mut self, now: u64, lines: u64, mode0_dots: i64) -> u64 {
         let line_start = self.clock_target.wrapping_add(456 * (lines - 1));
-        let mode0 = line_start.wrapping_add((256 + self.mode3_extra as i64) as u64);
+        let mode0 = line_start.wrapping_add((mode0_dots + self.mode3_extra as i64) as u64);
         let advanced = mode0.wrapping_sub(self.clock);
         self.clock = mode0;
         self.clock_target = line_start.wrapping_add(456);
-        self.next_mode = 2;
         self.last_now = now + advanced;
         self.to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
         self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
