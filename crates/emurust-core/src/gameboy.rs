@@ -2041,11 +2041,7 @@ impl GameBoy {
         }
         rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
         rom[0x150..0x152].copy_from_slice(&[0x18, 0xFE]);
-        let mut x: u8 = 0;
-        for b in &rom[0x134..0x14D] {
-            x = x.wrapping_sub(*b).wrapping_sub(1);
-        }
-        rom[0x14D] = x;
+        rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
         let mut gb = GameBoy::with_hardware(rom.into(), Some(boot_rom), cgb.map(|_| true))?;
         if !gb.run_until_boot_rom_unmapped(1000) {
             return Err(CoreError::BootRom(
@@ -2160,11 +2156,7 @@ mod breakpoint_tests {
         let mut rom = vec![0u8; 0x8000];
         rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
         rom[0x150..0x153].copy_from_slice(&[0x3C, 0x18, 0xFD]);
-        let mut x: u8 = 0;
-        for b in &rom[0x134..0x14D] {
-            x = x.wrapping_sub(*b).wrapping_sub(1);
-        }
-        rom[0x14D] = x;
+        rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
         rom.into()
     }
 

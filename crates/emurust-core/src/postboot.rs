@@ -107,11 +107,7 @@ mod tests {
             rom[0x143] = 0x80;
         }
         rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
-        let mut x: u8 = 0;
-        for b in &rom[0x134..0x14D] {
-            x = x.wrapping_sub(*b).wrapping_sub(1);
-        }
-        rom[0x14D] = x;
+        rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
         GameBoy::with_options(rom.into(), None, crate::gameboy::Options { cgb, sound }).unwrap()
     }
 

@@ -123,11 +123,7 @@ fn program() -> Arc<[u8]> {
     rom[MAIN..MAIN + main.0.len()].copy_from_slice(&main.0);
     assert!(MAIN + main.0.len() <= WORK);
     rom[WORK..WORK + work.0.len()].copy_from_slice(&work.0);
-    let mut x: u8 = 0;
-    for b in &rom[0x134..0x14D] {
-        x = x.wrapping_sub(*b).wrapping_sub(1);
-    }
-    rom[0x14D] = x;
+    rom[0x14D] = emurust_core::cartridge::header::compute_header_checksum(&rom);
     rom.into()
 }
 

@@ -9,11 +9,7 @@ fn rom_with(program: &[u8]) -> Arc<[u8]> {
     let mut rom = vec![0u8; 0x8000];
     rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
     rom[0x150..0x150 + program.len()].copy_from_slice(program);
-    let mut x: u8 = 0;
-    for b in &rom[0x134..0x14D] {
-        x = x.wrapping_sub(*b).wrapping_sub(1);
-    }
-    rom[0x14D] = x;
+    rom[0x14D] = emurust_core::cartridge::header::compute_header_checksum(&rom);
     rom.into()
 }
 

@@ -161,11 +161,7 @@ mod tests {
         rom[0x147] = cart_type;
         rom[0x148] = rom_code;
         rom[0x149] = ram_code;
-        let mut x: u8 = 0;
-        for b in &rom[0x134..0x14D] {
-            x = x.wrapping_sub(*b).wrapping_sub(1);
-        }
-        rom[0x14D] = x;
+        rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
         rom.into()
     }
 

@@ -511,11 +511,7 @@ pub(crate) mod tests {
         ];
         rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
         rom[0x150..0x150 + prog.len()].copy_from_slice(prog);
-        let mut x: u8 = 0;
-        for b in &rom[0x134..0x14D] {
-            x = x.wrapping_sub(*b).wrapping_sub(1);
-        }
-        rom[0x14D] = x;
+        rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
         rom.into()
     }
 
@@ -596,11 +592,7 @@ pub(crate) mod tests {
     fn round_trip_on_cgb_hardware() {
         let mut rom = test_rom().to_vec();
         rom[0x143] = 0x80;
-        let mut x: u8 = 0;
-        for b in &rom[0x134..0x14D] {
-            x = x.wrapping_sub(*b).wrapping_sub(1);
-        }
-        rom[0x14D] = x;
+        rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
         let colour: Arc<[u8]> = rom.into();
         let sounds = [
             crate::apu::SoundOptions::default(),
