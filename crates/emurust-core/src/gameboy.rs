@@ -1221,8 +1221,8 @@ impl GameBoy {
         if bus.dma.active && !bus.dma.reading {
             bus.dma_catch_up(now, 0, 0);
         }
-        if self.apu_may_lag && bus.apu.catch_up_can_wait() {
-            bus.apu.skip_turn_catch_up(now);
+        if self.apu_may_lag {
+            bus.apu.lagging_turn_end(now);
         } else {
             bus.apu.tick(now);
         }
