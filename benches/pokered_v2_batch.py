@@ -132,10 +132,10 @@ def independent_aggregate(cfg: dict, v2_dir: str, procs: int, seconds: float) ->
         return sum(pool.starmap(_independent, [(cfg, v2_dir, seconds, i) for i in range(procs)]))
 
 
-def sync_rate(cfg: dict, n: int, threads, seconds: float, rng) -> tuple:
+def sync_rate(cfg: dict, n: int, threads, seconds: float, rng, scheduler=None) -> tuple:
     from emurust import pokered_v2
 
-    b = pokered_v2.RedV2Batch(cfg, n, num_threads=threads)
+    b = pokered_v2.RedV2Batch(cfg, n, num_threads=threads, scheduler=scheduler)
     b.reset()
     return rate(lambda: b.step(rng.integers(0, 7, n)), n, seconds), b.core.num_threads
 
@@ -171,6 +171,8 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=20.0)
     p.add_argument("--pool-fractions", default="0.75",
                    help="RedV2AsyncPool batch sizes as fractions of --envs (comma-separated)")
+    p.add_argument("--schedulers", default="",
+                   help="also time RedV2Batch with these schedulers (comma-separated: rayon, longest_first, gang)")
     p.add_argument("--swap", action="store_true", help="also v2 on emurust.PyBoy in SubprocVecEnv")
     p.add_argument("--ppo-steps", type=int, default=2, help="PPO rollouts per side (0: skip PPO)")
     p.add_argument("--skip-pyboy", action="store_true")
@@ -211,6 +213,11 @@ def main() -> int:
     for n in envs:
         res[f"batch_{n}"], threads = sync_rate(cfg, n, args.threads, args.seconds, rng)
         print(f"RedV2Batch {n} envs ({threads} threads): {res[f'batch_{n}']:,.0f} steps/s", flush=True)
+        for sched in filter(None, args.schedulers.split(",")):
+            r, _ = sync_rate(cfg, n, args.threads, args.seconds, rng, sched)
+            res[f"batch_{n}_{sched}"] = r
+            print(f"RedV2Batch {n} envs, scheduler {sched}: {r:,.0f} steps/s ({r / ideal:.0%} of the independent processes)",
+                  flush=True)
         for fraction in pool_fractions:
             k = max(1, int(fraction * n))
             r = async_rate(cfg, n, k, args.threads, args.seconds, rng)

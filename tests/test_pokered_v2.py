@@ -12,6 +12,7 @@ crates/emurust-py/src/batch/pokered_v2.rs on hand-built RAM, and the tests at th
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -194,7 +195,7 @@ def test_batch_results_do_not_depend_on_threads_or_scheduler(tmp_path):
     cfg = _config(tmp_path, max_steps=12)
     plan = np.random.default_rng(11).integers(0, 7, size=(steps, n))
     runs = []
-    for threads, scheduler in ((1, "gang"), (2, "gang"), (3, "gang"), (2, "rayon")):
+    for threads, scheduler in ((1, "gang"), (2, "gang"), (3, "gang"), (2, "rayon"), (3, "longest_first")):
         b = pokered_v2.RedV2Batch(cfg, n, num_threads=threads, scheduler=scheduler)
         assert b.core.scheduler == scheduler
         obs = b.reset()
@@ -338,3 +339,58 @@ def test_bench_downscale_stand_in_equals_skimage():
         theirs = skimage_transform.downscale_local_mean(img, (2, 2, 1))
         assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
         assert np.array_equal(ours.astype(np.uint8), theirs.astype(np.uint8))
+
+
+def test_schedulers_give_the_serial_batch_results_on_our_own_rom(tmp_path):
+    """Without Pokémon Red: the batch's machinery (frame skip, screens, RAM-read encoders,
+    rewards, truncation and masked resets) on our Dodge from a state of its gameplay, stepped
+    serially and by every scheduler, longest-first among them (its order changes every call
+    with the environments' step times), gives the same arrays. Dodge's RAM is not Pokémon
+    Red's, so the values are arbitrary but deterministic: any difference is the scheduling's."""
+    import emurust
+
+    root = Path(__file__).resolve().parent.parent
+    state = tmp_path / "dodge.state"
+    with emurust.PyBoy(str(root / "games" / "dodge.gb"), window="null") as pb:
+        pb.tick(300, False)
+        with open(state, "wb") as f:
+            pb.save_state(f)
+    (tmp_path / "events.json").write_text("{}")
+    (tmp_path / "map_data.json").write_text(json.dumps({"regions": [{"id": 0, "coordinates": [0, 0]}]}))
+    cfg = {
+        "gb_path": str(root / "games" / "dodge.gb"), "init_state": str(state), "max_steps": 9,
+        "events_path": str(tmp_path / "events.json"), "map_data_path": str(tmp_path / "map_data.json"),
+        "action_freq": 12,
+    }  # fmt: skip
+    n, steps = 6, 24
+    if "EMURUST_SCHEDULER" not in os.environ:
+        assert pokered_v2.RedV2Batch(cfg, 2).core.scheduler == "longest_first"  # the default
+    plan = np.random.default_rng(5).integers(0, 7, size=(steps, n))
+    runs = []
+    for threads, scheduler in ((1, "rayon"), (2, "rayon"), (2, "gang"), (2, "longest_first"), (3, "longest_first")):
+        b = pokered_v2.RedV2Batch(cfg, n, num_threads=threads, scheduler=scheduler)
+        assert b.core.scheduler == scheduler
+        obs = b.reset()
+        out = [{k: v.copy() for k, v in obs.items()}]
+        for t in range(steps):
+            obs, rew, trunc = b.step(plan[t])
+            out.append({**{k: v.copy() for k, v in obs.items()}, "reward": rew.copy(), "truncated": trunc.copy()})
+            if trunc.any():
+                obs = b.reset(mask=trunc, into=obs)
+                out.append({k: v.copy() for k, v in obs.items()})
+        runs.append(out)
+    assert any("truncated" in x and x["truncated"].any() for x in runs[0])
+    assert any(x["screens"].any() for x in runs[0])
+    for other in runs[1:]:
+        assert len(other) == len(runs[0])
+        for x, y in zip(runs[0], other):
+            assert x.keys() == y.keys()
+            for k in x:
+                np.testing.assert_array_equal(x[k], y[k], err_msg=k)
+
+
+def test_scheduler_names_are_checked():
+    from emurust import _core
+
+    with pytest.raises(ValueError, match="scheduler must be one of 'gang', 'rayon' here"):
+        _core.PongBatch(2, scheduler="longest_first")

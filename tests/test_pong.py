@@ -246,7 +246,7 @@ def test_bad_input_is_a_clear_error():
         env.reset(seed=2**32 - 2)  # game 2 would get 2**32
     with pytest.raises(ValueError, match="SAME_STEP"):
         PongVectorEnv(2, autoreset_mode="NextStep")
-    with pytest.raises(ValueError, match="scheduler must be 'gang' or 'rayon'"):
+    with pytest.raises(ValueError, match="scheduler must be one of 'gang', 'rayon' here"):
         _core.PongBatch(2, scheduler="fast")
     b = _core.PongBatch(2)
     with pytest.raises(ValueError, match="obs"):

@@ -117,7 +117,8 @@ class RedV2Batch:
         cfg = {**V2_DEFAULTS, **config}
         self.config = cfg
         self.event_names: Dict[str, str] = json.loads(_find(cfg, "events_path", "events.json").read_text())
-        # scheduler: "rayon" (default; EMURUST_SCHEDULER) or "gang", see docs/scheduling.md.
+        # scheduler: "longest_first" (default; EMURUST_SCHEDULER), "rayon" or "gang", see
+        # docs/scheduling.md.
         self.core = _core.RedV2Batch(*_core_args(cfg, num_envs), **_core_kwargs(cfg, num_threads), scheduler=scheduler)
         self.num_envs = int(num_envs)
         self.max_steps = int(cfg["max_steps"])
@@ -291,12 +292,13 @@ class RedV2VecEnv(_SB3VecEnv):
     True. ``get_attr``/``env_method`` answer v2's attributes (``agent_stats``, ``explore_map``,
     ``current_event_flags_set``, ``seen_coords``, ``check_if_done()``, ...)."""
 
-    def __init__(self, config: Dict[str, Any], num_envs: int = 16, *, num_threads: Optional[int] = None):
+    def __init__(self, config: Dict[str, Any], num_envs: int = 16, *, num_threads: Optional[int] = None,
+                 scheduler: Optional[str] = None):
         if not _HAVE_SB3:
             raise ImportError("RedV2VecEnv needs stable-baselines3: pip install 'emurust[rl]'")
         from gymnasium import spaces
 
-        self.batch = RedV2Batch(config, num_envs, num_threads=num_threads)
+        self.batch = RedV2Batch(config, num_envs, num_threads=num_threads, scheduler=scheduler)
         self.render_mode = None
         super().__init__(num_envs, observation_space(), spaces.Discrete(NUM_ACTIONS))
         self._actions: Optional[np.ndarray] = None

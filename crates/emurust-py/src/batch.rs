@@ -788,7 +788,11 @@ impl Batch {
         same_step_reset: bool,
         scheduler: Option<&str>,
     ) -> PyResult<Self> {
-        let scheduler = Scheduler::from_py(scheduler, Scheduler::Rayon)?;
+        let scheduler = Scheduler::from_py(
+            scheduler,
+            Scheduler::Rayon,
+            &[Scheduler::Gang, Scheduler::Rayon],
+        )?;
         let options = options_from_py(cgb, sound_emulated, sound_sample_rate)?;
         if !(1..=65536).contains(&num_envs) {
             return Err(PyValueError::new_err(format!(
@@ -1592,7 +1596,8 @@ pub(crate) fn pool_for(num_threads: Option<i64>) -> PyResult<(Arc<Gang>, usize)>
 
 /// How a batch's step is spread over its threads (the `scheduler` argument of `Batch`,
 /// `RedV2Batch` and `PongBatch`; default: EMURUST_SCHEDULER, else each env's measured best:
-/// the gang for Pong's per-step calls, Rayon for the Game Boy envs; docs/scheduling.md).
+/// the gang for Pong's per-step calls, Rayon for the generic Game Boy batch, longest first for
+/// `RedV2Batch`; docs/scheduling.md).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Scheduler {
     /// `gang::Gang`: per-thread home blocks, threads spinning briefly between calls.
@@ -1601,10 +1606,22 @@ pub(crate) enum Scheduler {
     /// the gang for steps of Game Boy envs on the device (Dodge at 16 envs: 49% of 16x one
     /// thread against 25%; at 64: 71% against 44%).
     Rayon,
+    /// Longest first: every call hands out the environments one at a time from a shared
+    /// cursor, in the order of their last step's duration, longest first (greedy list
+    /// scheduling of the longest tasks first), so that a long step starts at once and the
+    /// short ones fill the threads' ends. For steps whose cost differs between environments
+    /// and persists from one call to the next (Pokémon Red: battles, menus, walks).
+    LongestFirst,
 }
 
 impl Scheduler {
-    pub(crate) fn from_py(name: Option<&str>, default: Scheduler) -> PyResult<Scheduler> {
+    /// The scheduler named by `name` (or EMURUST_SCHEDULER; `default` if neither), which must
+    /// be one of `allowed` (the ones the batch kind implements).
+    pub(crate) fn from_py(
+        name: Option<&str>,
+        default: Scheduler,
+        allowed: &[Scheduler],
+    ) -> PyResult<Scheduler> {
         let env = std::env::var("EMURUST_SCHEDULER").ok();
         let (name, what) = match name {
             Some(n) => (n.to_string(), "scheduler"),
@@ -1613,12 +1630,23 @@ impl Scheduler {
                 None => return Ok(default),
             },
         };
-        match name.trim() {
-            "gang" => Ok(Scheduler::Gang),
-            "rayon" => Ok(Scheduler::Rayon),
-            other => Err(PyValueError::new_err(format!(
-                "{what} must be 'gang' or 'rayon', got {other:?}"
-            ))),
+        let found = match name.trim() {
+            "gang" => Some(Scheduler::Gang),
+            "rayon" => Some(Scheduler::Rayon),
+            "longest_first" => Some(Scheduler::LongestFirst),
+            _ => None,
+        };
+        match found {
+            Some(s) if allowed.contains(&s) => Ok(s),
+            _ => {
+                let names: Vec<String> =
+                    allowed.iter().map(|s| format!("'{}'", s.name())).collect();
+                Err(PyValueError::new_err(format!(
+                    "{what} must be one of {} here, got {:?}",
+                    names.join(", "),
+                    name.trim()
+                )))
+            }
         }
     }
 
@@ -1626,6 +1654,7 @@ impl Scheduler {
         match self {
             Scheduler::Gang => "gang",
             Scheduler::Rayon => "rayon",
+            Scheduler::LongestFirst => "longest_first",
         }
     }
 }

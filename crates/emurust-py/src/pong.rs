@@ -169,7 +169,11 @@ impl PongBatch {
         num_threads: Option<i64>,
         scheduler: Option<&str>,
     ) -> PyResult<Self> {
-        let scheduler = Scheduler::from_py(scheduler, Scheduler::Gang)?;
+        let scheduler = Scheduler::from_py(
+            scheduler,
+            Scheduler::Gang,
+            &[Scheduler::Gang, Scheduler::Rayon],
+        )?;
         if !(1..=1 << 24).contains(&num_envs) {
             return Err(value_err(format!(
                 "num_envs must be between 1 and 16777216, got {num_envs}"

@@ -12,6 +12,7 @@
 //! so rewards are bit-identical. docs/pokered_v2.md lists v2's odd behaviours kept here.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use emurust_core::gameboy::Options;
@@ -601,6 +602,30 @@ impl RedV2Batch {
                             env.last_ns = start.elapsed().as_nanos() as u64;
                         }
                     });
+                } else if parallel && scheduler == Scheduler::LongestFirst {
+                    // Longest last step first; environments not run in this call (the async
+                    // pool's) sort last and keep their time.
+                    order.sort_unstable_by_key(|&e| {
+                        let env = &envs[e as usize];
+                        std::cmp::Reverse(if selected[e as usize] { env.last_ns } else { 0 })
+                    });
+                    let order = &*order;
+                    let shared = SharedMut::new(envs);
+                    let next = AtomicUsize::new(0);
+                    pool.pool().broadcast(|_| loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&e) = order.get(k) else { break };
+                        let e = e as usize;
+                        if !selected[e] {
+                            continue;
+                        }
+                        let start = std::time::Instant::now();
+                        // SAFETY: each position of the cursor is taken once and `order` is a
+                        // permutation, so environment e is claimed once.
+                        let env = &mut unsafe { shared.range(e..e + 1) }[0];
+                        work(e, env);
+                        env.last_ns = start.elapsed().as_nanos() as u64;
+                    });
                 } else if parallel {
                     pool.pool().install(|| {
                         envs.par_iter_mut()
@@ -666,7 +691,13 @@ impl RedV2Batch {
         num_threads: Option<i64>,
         scheduler: Option<&str>,
     ) -> PyResult<Self> {
-        let scheduler = Scheduler::from_py(scheduler, Scheduler::Rayon)?;
+        // Longest first by default: on the device, 64 envs 11,823 steps/s against Rayon's
+        // 10,908 (16 envs +3%, 256 equal; docs/scheduling.md).
+        let scheduler = Scheduler::from_py(
+            scheduler,
+            Scheduler::LongestFirst,
+            &[Scheduler::Gang, Scheduler::Rayon, Scheduler::LongestFirst],
+        )?;
         if !(1..=65536).contains(&num_envs) {
             return Err(PyValueError::new_err(format!(
                 "num_envs must be between 1 and 65536, got {num_envs}"
