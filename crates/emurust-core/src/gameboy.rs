@@ -19,10 +19,11 @@ use std::sync::Arc;
 use crate::apu::{Apu, SoundOptions};
 use crate::cartridge::Cartridge;
 use crate::cpu::{Bus, Cpu, Registers, Step};
+use crate::data_access_by_cycle::DATA_ACCESS_BY_CYCLE;
 use crate::interrupts;
 use crate::joypad::Joypad;
 use crate::lcd::{Lcd, FRAME_CYCLES};
-use crate::pyboy_timing::{Stamp, DATA_ACCESS};
+use crate::pyboy_timing::DATA_ACCESS;
 use crate::serial::Serial;
 use crate::state::{StateReader, StateWriter};
 use crate::timer::Timer;
@@ -165,7 +166,8 @@ pub struct SystemBus {
     pub cgbx: Box<CgbSystem>,
     dma: OamDma,
     /// T-cycles since power-on (PyBoy's `cpu.cycles`). During an instruction each bus call
-    /// adds its M-cycle (devices see `instr_start` and the stamps, never this).
+    /// adds its M-cycle (devices see `instr_start` and the stamps, never this; the M-cycles
+    /// so far pick a data access's stamp, see [`SystemBus::data_access_stamp`]).
     pub cycles: u64,
 
     // The instruction in flight.
@@ -173,11 +175,8 @@ pub struct SystemBus {
     /// PC at the instruction's start: operand fetches read PC, PC+1, ..., so the k-th fetch
     /// is at `instr_pc + k` (no per-fetch counter needed).
     instr_pc: u16,
+    /// 0x000-0x0FF base opcodes, 0x100-0x1FF CB-prefixed ones (see [`Bus::decoded`]).
     opcode: u16,
-    /// Stamps of the instruction's remaining data accesses: set from [`DATA_ACCESS`] when
-    /// the opcode is decoded; each access takes the first and moves the second up (the
-    /// second stamp also serves any further access).
-    stamps: [Stamp; 2],
     hl_at_start: u16,
     /// [`BAIL_END`]: set by writes that may change what the scheduler planned; ends the
     /// slice. [`BAIL_POLL`]: an `LDH A,(n)` just read an LCD register a polling loop may wait
@@ -232,7 +231,6 @@ impl SystemBus {
             instr_start: 0,
             instr_pc: 0,
             opcode: 0,
-            stamps: DATA_ACCESS[0],
             hl_at_start: 0,
             bail: 0,
         }
@@ -339,24 +337,18 @@ impl SystemBus {
         self.if_reg |= self.lcd.take_irq();
     }
 
-    /// A data access that needs no stamp (plain memory) uses its stamp up all the same.
-    #[inline(always)]
-    fn skip_stamp(&mut self) {
-        self.stamps[0] = self.stamps[1];
-    }
-
     /// [`Bus::read`] of anything but work RAM, and of HRAM while an OAM DMA runs (the memory
     /// map lets the DMA catch up first).
     #[inline(never)]
     fn read_slow(&mut self, addr: u16) -> u8 {
-        let (now, offset) = self.next_stamp();
+        let (now, offset) = self.data_access_stamp();
         self.read_at(addr, now, offset)
     }
 
     /// [`Bus::write`] of anything but work RAM, and of HRAM while an OAM DMA runs.
     #[inline(never)]
     fn write_slow(&mut self, addr: u16, value: u8) {
-        let (now, offset) = self.next_stamp();
+        let (now, offset) = self.data_access_stamp();
         self.write_at(addr, value, now, offset)
     }
 
@@ -372,11 +364,14 @@ impl SystemBus {
         self.read_at(addr, now, 4 * k)
     }
 
-    /// Stamp of the instruction's next data access: (cycles, LCD offset).
+    /// Stamp of the data access the instruction is making now: (cycles, LCD offset). Its
+    /// M-cycle (the bus calls so far, its own included) and the opcode pick it, so accesses
+    /// that need none (work RAM, HRAM) pay nothing for it.
     #[inline]
-    fn next_stamp(&mut self) -> (u64, u64) {
-        let s = self.stamps[0];
-        self.stamps[0] = self.stamps[1];
+    fn data_access_stamp(&self) -> (u64, u64) {
+        let m = (self.cycles - self.instr_start) / 4;
+        debug_assert!((1..8).contains(&m), "M-cycle {m}");
+        let s = DATA_ACCESS_BY_CYCLE[self.opcode as usize & 0x1FF][m as usize & 7];
         (self.instr_start + s.cycles as u64, s.offset as u64)
     }
 
@@ -721,11 +716,9 @@ impl Bus for SystemBus {
     fn read(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
         if addr.wrapping_sub(0xC000) < 0x2000 {
-            self.skip_stamp();
             return self.wram[(addr & 0x1FFF) as usize];
         }
         if addr.wrapping_sub(0xFF80) < 0x7F && !self.dma.active {
-            self.skip_stamp();
             return self.hram[(addr & 0x7F) as usize];
         }
         self.read_slow(addr)
@@ -736,12 +729,10 @@ impl Bus for SystemBus {
     fn write(&mut self, addr: u16, value: u8) {
         self.cycles += 4;
         if addr.wrapping_sub(0xC000) < 0x2000 {
-            self.skip_stamp();
             self.wram[(addr & 0x1FFF) as usize] = value;
             return;
         }
         if addr.wrapping_sub(0xFF80) < 0x7F && !self.dma.active {
-            self.skip_stamp();
             self.hram[(addr & 0x7F) as usize] = value;
             return;
         }
@@ -756,7 +747,6 @@ impl Bus for SystemBus {
     #[inline]
     fn decoded(&mut self, opcode: u16) {
         self.opcode = opcode;
-        self.stamps = DATA_ACCESS[opcode as usize];
     }
 
     #[inline]

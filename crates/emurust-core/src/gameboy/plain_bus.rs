@@ -1,5 +1,5 @@
 //! The bus as [`GameBoy::run_plain`](super::GameBoy) drives it: the clock, the instruction in
-//! flight (its start, PC, opcode and data-access stamps) and the bail flags live in this
+//! flight (its start, PC and opcode) and the bail flags live in this
 //! wrapper, a local the compiler keeps in registers, instead of in [`SystemBus`]'s fields, which
 //! every M-cycle used to load and store. They are handed to the system bus only before a call
 //! that can observe them (an access outside cartridge ROM, work RAM and HRAM) and when the run
@@ -7,17 +7,15 @@
 
 use super::{SystemBus, BAIL_EI, BAIL_END};
 use crate::cpu::Bus;
-use crate::pyboy_timing::{Stamp, DATA_ACCESS};
 
 pub(super) struct PlainBus<'a> {
     pub(super) bus: &'a mut SystemBus,
     /// [`SystemBus::cycles`].
     pub(super) cycles: u64,
-    /// [`SystemBus`]'s `instr_start`, `instr_pc`, `opcode`, `stamps` and `bail`.
+    /// [`SystemBus`]'s `instr_start`, `instr_pc`, `opcode` and `bail`.
     pub(super) instr_start: u64,
     pub(super) instr_pc: u16,
     opcode: u16,
-    stamps: [Stamp; 2],
     pub(super) bail: u8,
     /// The slice's end while no bail flag is set, 0 once one is: the loop's one test per
     /// instruction (`cycles < limit`) covers both.
@@ -37,7 +35,6 @@ impl<'a> PlainBus<'a> {
             instr_start: bus.instr_start,
             instr_pc: bus.instr_pc,
             opcode: bus.opcode,
-            stamps: bus.stamps,
             bail: bus.bail,
             bus,
         }
@@ -52,15 +49,13 @@ impl<'a> PlainBus<'a> {
         b.instr_start = self.instr_start;
         b.instr_pc = self.instr_pc;
         b.opcode = self.opcode;
-        b.stamps = self.stamps;
         b.bail = self.bail;
     }
 
-    /// Take back what such a call may change: the stamps (a data access uses its stamp up) and
-    /// the bail flags. The clock and the instruction's start, PC and opcode only change here.
+    /// Take back what such a call may change: the bail flags. The clock and the instruction's
+    /// start, PC and opcode only change here.
     #[inline(always)]
     pub(super) fn reload(&mut self) {
-        self.stamps = self.bus.stamps;
         self.set_bail(self.bus.bail);
     }
 
@@ -68,11 +63,6 @@ impl<'a> PlainBus<'a> {
     fn set_bail(&mut self, bail: u8) {
         self.bail = bail;
         self.limit = if bail != 0 { 0 } else { self.target };
-    }
-
-    #[inline(always)]
-    fn skip_stamp(&mut self) {
-        self.stamps[0] = self.stamps[1];
     }
 }
 
@@ -102,12 +92,10 @@ impl Bus for PlainBus<'_> {
     fn read(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
         if addr.wrapping_sub(0xC000) < 0x2000 {
-            self.skip_stamp();
             return self.bus.wram[(addr & 0x1FFF) as usize];
         }
         if addr.wrapping_sub(0xFF80) < 0x7F {
             debug_assert!(!self.bus.dma.active);
-            self.skip_stamp();
             return self.bus.hram[(addr & 0x7F) as usize];
         }
         self.store();
@@ -120,13 +108,11 @@ impl Bus for PlainBus<'_> {
     fn write(&mut self, addr: u16, value: u8) {
         self.cycles += 4;
         if addr.wrapping_sub(0xC000) < 0x2000 {
-            self.skip_stamp();
             self.bus.wram[(addr & 0x1FFF) as usize] = value;
             return;
         }
         if addr.wrapping_sub(0xFF80) < 0x7F {
             debug_assert!(!self.bus.dma.active);
-            self.skip_stamp();
             self.bus.hram[(addr & 0x7F) as usize] = value;
             return;
         }
@@ -143,7 +129,6 @@ impl Bus for PlainBus<'_> {
     #[inline(always)]
     fn decoded(&mut self, opcode: u16) {
         self.opcode = opcode;
-        self.stamps = DATA_ACCESS[opcode as usize];
     }
 
     #[inline(always)]
