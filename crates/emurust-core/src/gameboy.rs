@@ -175,7 +175,9 @@ pub struct SystemBus {
     /// PC at the instruction's start: operand fetches read PC, PC+1, ..., so the k-th fetch
     /// is at `instr_pc + k` (no per-fetch counter needed).
     instr_pc: u16,
-    /// 0x000-0x0FF base opcodes, 0x100-0x1FF CB-prefixed ones (see [`Bus::decoded`]).
+    /// 0x000-0x0FF base opcodes, 0x100-0x1FF CB-prefixed ones (see [`Bus::decoded`]). Valid
+    /// during the instruction's data accesses and after `Cpu::step` (`run_plain` hands it over
+    /// only before a data access that needs it).
     opcode: u16,
     hl_at_start: u16,
     /// [`BAIL_END`]: set by writes that may change what the scheduler planned; ends the

@@ -41,15 +41,23 @@ impl<'a> PlainBus<'a> {
     }
 
     /// Hand the local state to the system bus (before a call that may observe it, and when
-    /// the run ends).
+    /// the run ends). Not the opcode: only a data access looks at it (see
+    /// [`PlainBus::store_for_access`]), so it is never carried from one instruction to the
+    /// next.
     #[inline(always)]
     pub(super) fn store(&mut self) {
         let b = &mut *self.bus;
         b.cycles = self.cycles;
         b.instr_start = self.instr_start;
         b.instr_pc = self.instr_pc;
-        b.opcode = self.opcode;
         b.bail = self.bail;
+    }
+
+    /// [`PlainBus::store`] before a data access, with the opcode its stamp depends on.
+    #[inline(always)]
+    fn store_for_access(&mut self) {
+        self.store();
+        self.bus.opcode = self.opcode;
     }
 
     /// Take back what such a call may change: the bail flags. The clock and the instruction's
@@ -98,7 +106,7 @@ impl Bus for PlainBus<'_> {
             debug_assert!(!self.bus.dma.active);
             return self.bus.hram[(addr & 0x7F) as usize];
         }
-        self.store();
+        self.store_for_access();
         let v = self.bus.read_slow(addr);
         self.reload();
         v
@@ -116,7 +124,7 @@ impl Bus for PlainBus<'_> {
             self.bus.hram[(addr & 0x7F) as usize] = value;
             return;
         }
-        self.store();
+        self.store_for_access();
         self.bus.write_slow(addr, value);
         self.reload();
     }
