@@ -1529,7 +1529,7 @@ impl GameBoy {
                     // As in `execute_instruction` (no EI was under way).
                     cpu.r.pc = cpu.r.pc.wrapping_sub(1);
                     self.halted_after_ei = false;
-                    bus.bail |= BAIL_END;
+                    bus.bail(BAIL_END);
                     bus.cycles = start + 4;
                     break;
                 }
@@ -1546,17 +1546,17 @@ impl GameBoy {
                 Step::Break => {
                     cpu.r.pc = pc;
                     bus.cycles = start;
-                    bus.bail |= BAIL_END;
+                    bus.bail(BAIL_END);
                     self.break_hit = true;
                     break;
                 }
             }
         }
-        let bail = bus.bail;
+        let bail = bus.bus.bail;
         if bail & BAIL_EI != 0 {
             // EI armed the enable; its own countdown step (2 -> 1), which `Cpu::step` would
             // have run.
-            bus.bail = bail & !BAIL_EI;
+            bus.bus.bail = bail & !BAIL_EI;
             cpu.ei_delay = 1;
         }
         bus.store();

@@ -1,6 +1,5 @@
 //! The bus as [`GameBoy::run_plain`](super::GameBoy) drives it: the clock, the instruction in
-//! flight (its start, PC and opcode) and the bail flags live in this
-//! wrapper, a local the compiler keeps in registers, instead of in [`SystemBus`]'s fields, which
+//! flight (its start, PC and opcode) and whether to stop (`limit`) live in this wrapper, a local the compiler keeps in registers, instead of in [`SystemBus`]'s fields, which
 //! every M-cycle used to load and store. They are handed to the system bus only before a call
 //! that can observe them (an access outside cartridge ROM, work RAM and HRAM) and when the run
 //! ends, so every device sees exactly what it saw before.
@@ -12,13 +11,13 @@ pub(super) struct PlainBus<'a> {
     pub(super) bus: &'a mut SystemBus,
     /// [`SystemBus::cycles`].
     pub(super) cycles: u64,
-    /// [`SystemBus`]'s `instr_start`, `instr_pc`, `opcode` and `bail`.
+    /// [`SystemBus`]'s `instr_start`, `instr_pc` and `opcode`.
     pub(super) instr_start: u64,
     pub(super) instr_pc: u16,
     opcode: u16,
-    pub(super) bail: u8,
     /// The slice's end while no bail flag is set, 0 once one is: the loop's one test per
-    /// instruction (`cycles < limit`) covers both.
+    /// instruction (`cycles < limit`) covers both. The flags themselves stay in
+    /// [`SystemBus`]'s `bail` (set rarely: no register carries them).
     pub(super) limit: u64,
     target: u64,
 }
@@ -35,7 +34,6 @@ impl<'a> PlainBus<'a> {
             instr_start: bus.instr_start,
             instr_pc: bus.instr_pc,
             opcode: bus.opcode,
-            bail: bus.bail,
             bus,
         }
     }
@@ -50,7 +48,6 @@ impl<'a> PlainBus<'a> {
         b.cycles = self.cycles;
         b.instr_start = self.instr_start;
         b.instr_pc = self.instr_pc;
-        b.bail = self.bail;
     }
 
     /// [`PlainBus::store`] before a data access, with the opcode its stamp depends on.
@@ -64,13 +61,14 @@ impl<'a> PlainBus<'a> {
     /// start, PC and opcode only change here.
     #[inline(always)]
     pub(super) fn reload(&mut self) {
-        self.set_bail(self.bus.bail);
+        self.limit = if self.bus.bail != 0 { 0 } else { self.target };
     }
 
+    /// Set bail flags (the loop stops after this instruction).
     #[inline(always)]
-    fn set_bail(&mut self, bail: u8) {
-        self.bail = bail;
-        self.limit = if bail != 0 { 0 } else { self.target };
+    pub(super) fn bail(&mut self, flags: u8) {
+        self.bus.bail |= flags;
+        self.limit = 0;
     }
 }
 
@@ -141,16 +139,17 @@ impl Bus for PlainBus<'_> {
 
     #[inline(always)]
     fn ei(&mut self) {
-        self.set_bail(self.bail | BAIL_EI);
+        self.bail(BAIL_EI);
     }
 
     #[inline(always)]
     fn reti(&mut self) {
         // As `SystemBus::reti`.
-        self.set_bail(if self.bus.pending_interrupts() != 0 {
+        self.bus.bail = if self.bus.pending_interrupts() != 0 {
             BAIL_END
         } else {
             0
-        });
+        };
+        self.reload();
     }
 }
