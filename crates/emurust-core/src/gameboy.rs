@@ -79,11 +79,12 @@ impl OamDma {
     }
 }
 
-/// Where opcode fetches read cartridge ROM directly, without the memory map: for each half of
-/// 0000-7FFF a pointer to the first byte of the bank mapped there, less the half's first
-/// address (so the byte at `addr` is at `banks[addr >> 14] + addr`), and the addresses it
-/// serves: `addr < end`, 0x8000 once the boot ROM is unmapped, 0 while it is mapped (a boot
-/// ROM's run is short, and one test per fetch is what the interpreter's loop pays for).
+/// Where opcode fetches read cartridge ROM directly, without the memory map: for each quarter
+/// of the address space (`addr >> 14`) a pointer to the first byte of the ROM bank mapped
+/// there, less the quarter's first address (so the byte at `addr` is at
+/// `bases[addr >> 14] + addr`), or null where the window serves nothing: 8000-FFFF always,
+/// 0000-7FFF while the boot ROM is mapped (a boot ROM's run is short). One load and one test
+/// per fetch is what the interpreter's loop pays for.
 ///
 /// Valid while the cartridge's ROM image and bank offsets are those it was made from:
 /// [`SystemBus::refresh_rom_window`] remakes it whenever the machine starts running
@@ -94,16 +95,14 @@ impl OamDma {
 /// check it at every slice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct RomWindow {
-    banks: [*const u8; 2],
-    end: u16,
+    bases: [*const u8; 4],
 }
 
 impl Default for RomWindow {
     /// Serves no address (every fetch takes the memory map).
     fn default() -> Self {
         RomWindow {
-            banks: [std::ptr::null(); 2],
-            end: 0,
+            bases: [std::ptr::null(); 4],
         }
     }
 }
@@ -112,20 +111,17 @@ impl RomWindow {
     /// The byte at `addr` if the window serves it.
     #[inline(always)]
     fn fetch(&self, addr: u16) -> Option<u8> {
-        if addr < self.end {
-            debug_assert!(addr < 0x8000);
-            // SAFETY: `addr` < `end` <= 0x8000, so `addr >> 14` is 0 or 1 and the pointer
-            // lands in the bank mapped at its half, inside the ROM image (checked when the
-            // window was made); the window is current (see above).
-            Some(unsafe {
-                *self
-                    .banks
-                    .get_unchecked((addr >> 14) as usize)
-                    .wrapping_add(addr as usize)
-            })
-        } else {
-            None
+        let addr = addr as usize;
+        // SAFETY: `addr >> 14` < 4.
+        let base = unsafe { *self.bases.get_unchecked(addr >> 14) };
+        if base.is_null() {
+            return None;
         }
+        debug_assert!(addr < 0x8000);
+        // SAFETY: a non-null base serves its quarter of 0000-7FFF: it points `addr`'s quarter
+        // start before the bank mapped there, inside the ROM image (checked when the window
+        // was made); the window is current (see above).
+        Some(unsafe { *base.wrapping_add(addr) })
     }
 }
 
@@ -294,21 +290,23 @@ impl SystemBus {
     }
 
     /// The [`RomWindow`] of the cartridge's current ROM image and banks (one that serves
-    /// nothing if a mapped bank would reach past the image's end).
+    /// nothing while the boot ROM is mapped or if a mapped bank would reach past the image's
+    /// end).
     fn current_rom_window(&self) -> RomWindow {
         let (rom, bases) = self.cart.rom_and_bases();
         let fits = bases[0].max(bases[1]) + 0x4000 <= rom.len();
-        if fits {
-            let p = rom.as_ptr();
-            RomWindow {
-                banks: [
-                    p.wrapping_add(bases[0]),
-                    p.wrapping_add(bases[1]).wrapping_sub(0x4000),
-                ],
-                end: if self.boot_rom_mapped { 0 } else { 0x8000 },
-            }
-        } else {
-            RomWindow::default()
+        let p = rom.as_ptr();
+        let window = [
+            p.wrapping_add(bases[0]),
+            p.wrapping_add(bases[1]).wrapping_sub(0x4000),
+        ];
+        // Null means "not served"; an adjusted base that happened to be null (an image at
+        // 0x4000) takes the memory map.
+        if !fits || self.boot_rom_mapped || window.iter().any(|b| b.is_null()) {
+            return RomWindow::default();
+        }
+        RomWindow {
+            bases: [window[0], window[1], std::ptr::null(), std::ptr::null()],
         }
     }
 
