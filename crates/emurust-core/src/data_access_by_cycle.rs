@@ -29,16 +29,19 @@ mod tests {
     /// An opcode's data accesses: (M-cycle, 'r' or 'w').
     type Accesses = Vec<(usize, char)>;
 
-    /// Counts bus calls and notes the 1-based call number and kind of each data access.
+    /// Counts bus calls and notes the 1-based call number and kind of each data access, and
+    /// the call numbers of the fetches.
     struct Recorder {
         code: [u8; 2],
         calls: usize,
         data: Accesses,
+        fetches: Vec<usize>,
     }
 
     impl Bus for Recorder {
         fn fetch(&mut self, addr: u16) -> u8 {
             self.calls += 1;
+            self.fetches.push(self.calls);
             self.code.get(addr as usize).copied().unwrap_or(0)
         }
         fn read(&mut self, _addr: u16) -> u8 {
@@ -55,8 +58,8 @@ mod tests {
         }
     }
 
-    /// The data accesses of `opcode` run with flags `f` (conditions taken or not).
-    fn data_accesses(opcode: u16, f: u8) -> Accesses {
+    /// `opcode` run with flags `f` (conditions taken or not).
+    fn record(opcode: u16, f: u8) -> Recorder {
         let code = if opcode >= 0x100 {
             [0xCB, opcode as u8]
         } else {
@@ -69,9 +72,15 @@ mod tests {
             code,
             calls: 0,
             data: Vec::new(),
+            fetches: Vec::new(),
         };
         cpu.step(&mut bus);
-        bus.data
+        bus
+    }
+
+    /// The data accesses of `opcode` run with flags `f`.
+    fn data_accesses(opcode: u16, f: u8) -> Accesses {
+        record(opcode, f).data
     }
 
     /// The longest data-access sequence of `opcode` over all flag settings, checking that
@@ -176,6 +185,19 @@ mod tests {
                     );
                     pair[0] = pair[1];
                 }
+            }
+        }
+    }
+
+    /// `SystemBus::fetch_slow` takes an operand's place (its LCD offset) from its M-cycle:
+    /// every opcode fetches its bytes first, in consecutive M-cycles.
+    #[test]
+    fn fetches_come_before_every_other_bus_call() {
+        for opcode in 0..512u16 {
+            for f in [0x00, 0x10, 0x80, 0x90] {
+                let fetches = record(opcode, f).fetches;
+                let expected: Vec<usize> = (1..=fetches.len()).collect();
+                assert_eq!(fetches, expected, "opcode {opcode:#05x}, flags {f:#04x}");
             }
         }
     }

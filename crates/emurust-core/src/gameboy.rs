@@ -168,9 +168,6 @@ pub struct SystemBus {
 
     // The instruction in flight.
     instr_start: u64,
-    /// PC at the instruction's start: operand fetches read PC, PC+1, ..., so the k-th fetch
-    /// is at `instr_pc + k` (no per-fetch counter needed).
-    instr_pc: u16,
     /// 0x000-0x0FF base opcodes, 0x100-0x1FF CB-prefixed ones (see [`Bus::decoded`]). Valid
     /// during the instruction's data accesses and after `Cpu::step` (`run_plain` hands it over
     /// only before a data access that needs it).
@@ -227,7 +224,6 @@ impl SystemBus {
             dma: OamDma::default(),
             cycles: 0,
             instr_start: 0,
-            instr_pc: 0,
             opcode: 0,
             hl_at_start: 0,
             bail: 0,
@@ -359,7 +355,9 @@ impl SystemBus {
             self.bail |= BAIL_DMA_WAIT;
         }
         // PyBoy fetches all operand bytes at the instruction's start, 4 cycles apart for the LCD.
-        let k = addr.wrapping_sub(self.instr_pc) as u64;
+        // An instruction's fetches come before its other M-cycles (tested in
+        // `data_access_by_cycle`), so fetch k (the opcode's is 0) is M-cycle k + 1.
+        let k = (self.cycles - self.instr_start) / 4 - 1;
         let now = self.instr_start;
         self.read_at(addr, now, 4 * k)
     }
@@ -1518,7 +1516,6 @@ impl GameBoy {
             *count += 1;
             let start = bus.cycles;
             bus.instr_start = start;
-            bus.instr_pc = pc;
             // Every M-cycle's bus call moves `cycles` on by 4.
             match cpu.step_plain(&mut bus) {
                 Step::Normal => {}
@@ -1562,7 +1559,7 @@ impl GameBoy {
 
     /// A polling loop on an LCD register, run without the interpreter's per-instruction
     /// overhead but with exactly its effects. Called right after an `LDH A,(n)` read LY or
-    /// STAT (at `instr_pc`, from ROM); if that instruction heads the loop
+    /// STAT (just before PC, from ROM); if that instruction heads the loop
     ///
     /// ```text
     /// L: LDH A,(n)        ; n = 0x41 or 0x44
@@ -1579,13 +1576,13 @@ impl GameBoy {
     #[inline(never)]
     fn run_poll_loop(&mut self, target: u64) {
         let bus = &self.bus;
-        let start = bus.instr_pc;
         let cpu = &self.cpu;
+        // The LDH that bailed, a two-byte instruction, has just run.
+        let start = cpu.r.pc.wrapping_sub(2);
         if !self.may_run_wait_loop()
             || bus.dma.active
             || bus.fetch_span == 0
             || !(0x100..=0x7FF0).contains(&start)
-            || cpu.r.pc != start.wrapping_add(2)
         {
             return;
         }
@@ -1648,7 +1645,6 @@ impl GameBoy {
             let bus = &mut self.bus;
             let now = bus.cycles;
             bus.instr_start = now;
-            bus.instr_pc = start;
             bus.hl_at_start = self.cpu.r.hl();
             // What `read_io` does for FF41/FF44 with no OAM DMA running (none can start
             // in this loop: it writes nothing).
@@ -1800,7 +1796,6 @@ impl GameBoy {
         let bus = &mut self.bus;
         let start = bus.cycles;
         bus.instr_start = start;
-        bus.instr_pc = pc;
         bus.hl_at_start = u16::from_be_bytes([self.cpu.r.h, self.cpu.r.l]);
         let ei_delay_before = self.cpu.ei_delay;
         // Every M-cycle's bus call moves `cycles` on by 4.

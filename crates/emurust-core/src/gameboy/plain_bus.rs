@@ -1,5 +1,5 @@
 //! The bus as [`GameBoy::run_plain`](super::GameBoy) drives it: the clock, the instruction in
-//! flight (its start, PC and opcode) and whether to stop (`limit`) live in this wrapper, a local the compiler keeps in registers, instead of in [`SystemBus`]'s fields, which
+//! flight (its start and opcode) and whether to stop (`limit`) live in this wrapper, a local the compiler keeps in registers, instead of in [`SystemBus`]'s fields, which
 //! every M-cycle used to load and store. They are handed to the system bus only before a call
 //! that can observe them (an access outside cartridge ROM, work RAM and HRAM) and when the run
 //! ends, so every device sees exactly what it saw before.
@@ -11,9 +11,8 @@ pub(super) struct PlainBus<'a> {
     pub(super) bus: &'a mut SystemBus,
     /// [`SystemBus::cycles`].
     pub(super) cycles: u64,
-    /// [`SystemBus`]'s `instr_start`, `instr_pc` and `opcode`.
+    /// [`SystemBus`]'s `instr_start` and `opcode`.
     pub(super) instr_start: u64,
-    pub(super) instr_pc: u16,
     opcode: u16,
     /// The slice's end while no bail flag is set, 0 once one is: the loop's one test per
     /// instruction (`cycles < limit`) covers both. The flags themselves stay in
@@ -32,7 +31,6 @@ impl<'a> PlainBus<'a> {
             target,
             cycles: bus.cycles,
             instr_start: bus.instr_start,
-            instr_pc: bus.instr_pc,
             opcode: bus.opcode,
             bus,
         }
@@ -47,7 +45,6 @@ impl<'a> PlainBus<'a> {
         let b = &mut *self.bus;
         b.cycles = self.cycles;
         b.instr_start = self.instr_start;
-        b.instr_pc = self.instr_pc;
     }
 
     /// [`PlainBus::store`] before a data access, with the opcode its stamp depends on.
@@ -58,7 +55,7 @@ impl<'a> PlainBus<'a> {
     }
 
     /// Take back what such a call may change: the bail flags. The clock and the instruction's
-    /// start, PC and opcode only change here.
+    /// start and opcode only change here.
     #[inline(always)]
     pub(super) fn reload(&mut self) {
         self.limit = if self.bus.bail != 0 { 0 } else { self.target };
