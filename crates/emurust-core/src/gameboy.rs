@@ -1539,7 +1539,8 @@ impl GameBoy {
                     bus.cycles = start + 4;
                 }
                 Step::Break => {
-                    cpu.r.pc = pc;
+                    // Back onto the one-byte breakpoint opcode.
+                    cpu.r.pc = cpu.r.pc.wrapping_sub(1);
                     bus.cycles = start;
                     bus.bail(BAIL_END);
                     self.break_hit = true;
