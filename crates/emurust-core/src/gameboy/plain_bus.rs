@@ -150,3 +150,100 @@ impl Bus for PlainBus<'_> {
         self.reload();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{GameBoy, BAIL_EI};
+    use crate::cpu::Registers;
+    use std::sync::Arc;
+
+    /// A cartridge whose program at 0x150 loops (`JR -2`).
+    fn rom() -> Arc<[u8]> {
+        let mut rom = vec![0u8; 0x8000];
+        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+        rom[0x150..0x152].copy_from_slice(&[0x18, 0xFE]);
+        rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
+        rom.into()
+    }
+
+    /// What the two buses leave behind: registers, clock, bail flags (but EI's, which only
+    /// `run_plain` clears itself), the times the devices were caught up to (the stamps of the
+    /// accesses that reached them); and the machine state.
+    fn outcome(gb: &GameBoy) -> (impl PartialEq + std::fmt::Debug, Vec<u8>) {
+        let b = &gb.bus;
+        let seen = (
+            gb.cpu.r,
+            (gb.cpu.locked, gb.cpu.halted, gb.cpu.ime, gb.cpu.ei_delay),
+            (b.cycles, b.bail & !BAIL_EI, b.if_reg),
+            (b.lcd.last_now(), b.timer.synced_at(), b.apu.caught_up_to()),
+            b.serial.times(),
+        );
+        (seen, gb.save_state())
+    }
+
+    /// Every opcode, conditions taken or not, run once by `run_plain` (on [`PlainBus`]) and
+    /// once by `execute_instruction` (on the system bus), from work RAM (so every fetch takes
+    /// the slow path) with every memory operand outside work RAM and HRAM (VRAM, OAM, I/O
+    /// registers: every data access takes the slow path and needs its stamp), at several
+    /// points of a frame (the LCD's mode, which locks VRAM and OAM, depends on the stamps):
+    /// both leave the same machine.
+    #[test]
+    fn plain_bus_and_system_bus_give_every_access_the_same_stamp() {
+        let mut gb = GameBoy::new(rom(), None).unwrap();
+        gb.tick(1, false, false);
+        // Past VBlank (the frame ended at its start), to line 0.
+        gb.bus.cycles += 4600;
+        for start in 0..6u64 {
+            // A quarter line on each time: OAM search, pixel transfer and HBlank, which lock
+            // OAM and VRAM at different stamps.
+            gb.bus.cycles += 116;
+            gb.bus.lcd.tick(gb.bus.cycles);
+            gb.bus.if_reg = 0;
+            let state = gb.save_state();
+            let mut m = GameBoy::new(rom(), None).unwrap();
+            for opcode in 0..512u16 {
+                // Z and C clear, then set: every condition taken once and not taken once.
+                for f in [0x00, 0x90] {
+                    let mut run = |plain: bool| {
+                        m.load_state(&state).unwrap();
+                        let code = if opcode >= 0x100 {
+                            [0xCB, opcode as u8, 0]
+                        } else {
+                            // Immediates: FF44 (LY) for (nn) and (n) operands.
+                            [opcode as u8, 0x44, 0xFF]
+                        };
+                        m.bus.wram[..3].copy_from_slice(&code);
+                        m.cpu.r = Registers {
+                            a: 0x5A,
+                            f,
+                            b: 0xFE,
+                            c: 0x10,
+                            d: 0xFF,
+                            e: 0x41,
+                            h: 0x80,
+                            l: 0x20,
+                            sp: 0x8100,
+                            pc: 0xC000,
+                        };
+                        m.bus.bail = 0;
+                        if plain {
+                            let target = m.bus.cycles + 1;
+                            m.run_plain(target);
+                        } else {
+                            m.execute_instruction();
+                        }
+                        outcome(&m)
+                    };
+                    let what = format!("opcode {opcode:#05x}, flags {f:#04x}, start {start}");
+                    let (plain, general) = (run(true), run(false));
+                    assert_eq!(plain.0, general.0, "{what}");
+                    let differ = plain.1.iter().zip(&general.1).position(|(a, b)| a != b);
+                    assert!(
+                        plain.1 == general.1,
+                        "{what}: states differ at byte {differ:?}"
+                    );
+                }
+            }
+        }
+    }
+}
