@@ -233,11 +233,14 @@ impl Cpu {
         v
     }
 
-    /// Little-endian 16-bit immediate: low byte first (two fetch cycles).
+    /// Little-endian 16-bit immediate: low byte first (two fetch cycles). PC is stored once
+    /// (the bus never sees it).
     #[inline(always)]
     fn fetch_word<B: Bus>(&mut self, bus: &mut B) -> u16 {
-        let lo = self.fetch_byte(bus);
-        let hi = self.fetch_byte(bus);
+        let pc = self.r.pc;
+        let lo = bus.fetch(pc);
+        let hi = bus.fetch(pc.wrapping_add(1));
+        self.r.pc = pc.wrapping_add(2);
         u16::from_le_bytes([lo, hi])
     }
 
