@@ -79,7 +79,8 @@ impl OamDma {
     }
 }
 
-/// Where opcode fetches read cartridge ROM directly, without the memory map: for each quarter
+/// Where opcode fetches (and `run_plain`'s data reads) read cartridge ROM directly, without
+/// the memory map: for each quarter
 /// of the address space (`addr >> 14`) a pointer to the first byte of the ROM bank mapped
 /// there, less the quarter's first address (so the byte at `addr` is at
 /// `bases[addr >> 14] + addr`), or null where the window serves nothing: 8000-FFFF always,
@@ -110,7 +111,7 @@ impl Default for RomWindow {
 impl RomWindow {
     /// The byte at `addr` if the window serves it.
     #[inline(always)]
-    fn fetch(&self, addr: u16) -> Option<u8> {
+    fn read(&self, addr: u16) -> Option<u8> {
         let addr = addr as usize;
         // SAFETY: `addr >> 14` < 4.
         let base = unsafe { *self.bases.get_unchecked(addr >> 14) };
@@ -698,7 +699,7 @@ impl Bus for SystemBus {
     fn fetch(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
         // Fast path: cartridge ROM outside the boot ROM's reach, straight from its bank.
-        match self.rom_window.fetch(addr) {
+        match self.rom_window.read(addr) {
             Some(v) => {
                 debug_assert_eq!(v, self.cart.read_rom(addr));
                 v

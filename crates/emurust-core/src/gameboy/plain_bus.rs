@@ -1,8 +1,9 @@
 //! The bus as [`GameBoy::run_plain`](super::GameBoy) drives it: the clock, the instruction in
-//! flight (its start and opcode) and whether to stop (`limit`) live in this wrapper, a local the compiler keeps in registers, instead of in [`SystemBus`]'s fields, which
-//! every M-cycle used to load and store. They are handed to the system bus only before a call
-//! that can observe them (an access outside cartridge ROM, work RAM and HRAM) and when the run
-//! ends, so every device sees exactly what it saw before.
+//! flight (its start and opcode) and whether to stop (`limit`) live in this wrapper, a local
+//! the compiler keeps in registers, instead of in [`SystemBus`]'s fields, which every M-cycle
+//! used to load and store. They are handed to the system bus only before a call that can
+//! observe them (an access the memory map must handle: not a fetch or read of cartridge ROM, nor
+//! work RAM or HRAM) and when the run ends, so every device sees exactly what it saw before.
 
 use super::{SystemBus, BAIL_EI, BAIL_END};
 use crate::cpu::Bus;
@@ -77,7 +78,7 @@ impl Bus for PlainBus<'_> {
     #[inline(always)]
     fn fetch(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
-        match self.bus.rom_window.fetch(addr) {
+        match self.bus.rom_window.read(addr) {
             Some(v) => {
                 debug_assert_eq!(v, self.bus.cart.read_rom(addr));
                 v
@@ -100,6 +101,12 @@ impl Bus for PlainBus<'_> {
         if addr.wrapping_sub(0xFF80) < 0x7F {
             debug_assert!(!self.bus.dma.active);
             return self.bus.hram[(addr & 0x7F) as usize];
+        }
+        // Cartridge ROM (data tables): what the memory map reads there (no stamp needed),
+        // without its call.
+        if let Some(v) = self.bus.rom_window.read(addr) {
+            debug_assert_eq!(v, self.bus.cart.read_rom(addr));
+            return v;
         }
         self.store_for_access();
         let v = self.bus.read_slow(addr);
