@@ -15,6 +15,8 @@
 //! - Interrupt dispatch, HALT wake-up and STOP are the system's business; `step` only
 //!   reports them through [`Step`].
 
+use std::mem::offset_of;
+
 /// One call per M-cycle.
 pub trait Bus {
     /// Fetch of an opcode or an immediate operand byte at `addr` (an "r-m" M-cycle).
@@ -40,19 +42,28 @@ pub trait Bus {
     fn ei(&mut self) {}
 }
 
+/// Each pair's low register first (`repr(C)`), so that a pair is one 16-bit load or store.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct Registers {
-    pub a: u8,
     pub f: u8,
-    pub b: u8,
+    pub a: u8,
     pub c: u8,
-    pub d: u8,
+    pub b: u8,
     pub e: u8,
-    pub h: u8,
+    pub d: u8,
     pub l: u8,
+    pub h: u8,
     pub sp: u16,
     pub pc: u16,
 }
+
+// Each pair's high register right after its low one (what `Registers::pair` reads).
+const _: () = assert!(
+    offset_of!(Registers, b) == offset_of!(Registers, c) + 1
+        && offset_of!(Registers, d) == offset_of!(Registers, e) + 1
+        && offset_of!(Registers, h) == offset_of!(Registers, l) + 1
+);
 
 /// Flag bits of F (Pan Docs "CPU Registers and Flags"); the low nibble always reads 0.
 pub const FLAG_Z: u8 = 0x80;
@@ -61,21 +72,51 @@ pub const FLAG_H: u8 = 0x20;
 pub const FLAG_C: u8 = 0x10;
 
 impl Registers {
+    /// The pair whose low register is at `lo` (an offset in `Registers`; the high one
+    /// follows it): one 16-bit load.
+    #[inline(always)]
+    fn pair(&self, lo: usize) -> u16 {
+        debug_assert!(lo + 2 <= offset_of!(Registers, sp));
+        // SAFETY: `lo` and `lo + 1` are u8 fields of this repr(C) struct, read through a
+        // pointer to all of it.
+        u16::from_le(unsafe {
+            (self as *const Self)
+                .cast::<u8>()
+                .add(lo)
+                .cast::<u16>()
+                .read_unaligned()
+        })
+    }
+
+    /// Set the pair whose low register is at `lo` (see [`Registers::pair`]).
+    #[inline(always)]
+    fn set_pair(&mut self, lo: usize, v: u16) {
+        debug_assert!(lo + 2 <= offset_of!(Registers, sp));
+        // SAFETY: as in `pair`, through a pointer to the whole struct, borrowed mutably.
+        unsafe {
+            (self as *mut Self)
+                .cast::<u8>()
+                .add(lo)
+                .cast::<u16>()
+                .write_unaligned(v.to_le())
+        }
+    }
+
     #[inline(always)]
     pub fn af(&self) -> u16 {
         u16::from_be_bytes([self.a, self.f])
     }
     #[inline(always)]
     pub fn bc(&self) -> u16 {
-        u16::from_be_bytes([self.b, self.c])
+        self.pair(offset_of!(Registers, c))
     }
     #[inline(always)]
     pub fn de(&self) -> u16 {
-        u16::from_be_bytes([self.d, self.e])
+        self.pair(offset_of!(Registers, e))
     }
     #[inline(always)]
     pub fn hl(&self) -> u16 {
-        u16::from_be_bytes([self.h, self.l])
+        self.pair(offset_of!(Registers, l))
     }
     /// Sets AF; the low nibble of F does not exist in hardware and is dropped.
     #[inline(always)]
@@ -85,15 +126,15 @@ impl Registers {
     }
     #[inline(always)]
     pub fn set_bc(&mut self, v: u16) {
-        [self.b, self.c] = v.to_be_bytes();
+        self.set_pair(offset_of!(Registers, c), v);
     }
     #[inline(always)]
     pub fn set_de(&mut self, v: u16) {
-        [self.d, self.e] = v.to_be_bytes();
+        self.set_pair(offset_of!(Registers, e), v);
     }
     #[inline(always)]
     pub fn set_hl(&mut self, v: u16) {
-        [self.h, self.l] = v.to_be_bytes();
+        self.set_pair(offset_of!(Registers, l), v);
     }
     #[inline(always)]
     fn carry(&self) -> u8 {
@@ -233,11 +274,14 @@ impl Cpu {
         v
     }
 
-    /// Little-endian 16-bit immediate: low byte first (two fetch cycles).
+    /// Little-endian 16-bit immediate: low byte first (two fetch cycles). PC is stored once
+    /// (the bus never sees it).
     #[inline(always)]
     fn fetch_word<B: Bus>(&mut self, bus: &mut B) -> u16 {
-        let lo = self.fetch_byte(bus);
-        let hi = self.fetch_byte(bus);
+        let pc = self.r.pc;
+        let lo = bus.fetch(pc);
+        let hi = bus.fetch(pc.wrapping_add(1));
+        self.r.pc = pc.wrapping_add(2);
         u16::from_le_bytes([lo, hi])
     }
 

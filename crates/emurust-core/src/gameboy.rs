@@ -19,10 +19,11 @@ use std::sync::Arc;
 use crate::apu::{Apu, SoundOptions};
 use crate::cartridge::Cartridge;
 use crate::cpu::{Bus, Cpu, Registers, Step};
+use crate::data_access_by_cycle::DATA_ACCESS_BY_CYCLE;
 use crate::interrupts;
 use crate::joypad::Joypad;
 use crate::lcd::{Lcd, FRAME_CYCLES};
-use crate::pyboy_timing::{Stamp, DATA_ACCESS};
+use crate::pyboy_timing::DATA_ACCESS;
 use crate::serial::Serial;
 use crate::state::{StateReader, StateWriter};
 use crate::timer::Timer;
@@ -78,11 +79,13 @@ impl OamDma {
     }
 }
 
-/// Where opcode fetches read cartridge ROM directly, without the memory map: for each half of
-/// 0000-7FFF a pointer to the first byte of the bank mapped there, less the half's first
-/// address (so the byte at `addr` is at `banks[addr >> 14] + addr`), and the addresses it
-/// serves: `addr < end`, 0x8000 once the boot ROM is unmapped, 0 while it is mapped (a boot
-/// ROM's run is short, and one test per fetch is what the interpreter's loop pays for).
+/// Where opcode fetches (and `run_plain`'s data reads) read cartridge ROM directly, without
+/// the memory map: for each quarter
+/// of the address space (`addr >> 14`) a pointer to the first byte of the ROM bank mapped
+/// there, less the quarter's first address (so the byte at `addr` is at
+/// `bases[addr >> 14] + addr`), or null where the window serves nothing: 8000-FFFF always,
+/// 0000-7FFF while the boot ROM is mapped (a boot ROM's run is short). One load and one test
+/// per fetch is what the interpreter's loop pays for.
 ///
 /// Valid while the cartridge's ROM image and bank offsets are those it was made from:
 /// [`SystemBus::refresh_rom_window`] remakes it whenever the machine starts running
@@ -93,16 +96,14 @@ impl OamDma {
 /// check it at every slice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct RomWindow {
-    banks: [*const u8; 2],
-    end: u16,
+    bases: [*const u8; 4],
 }
 
 impl Default for RomWindow {
     /// Serves no address (every fetch takes the memory map).
     fn default() -> Self {
         RomWindow {
-            banks: [std::ptr::null(); 2],
-            end: 0,
+            bases: [std::ptr::null(); 4],
         }
     }
 }
@@ -110,21 +111,18 @@ impl Default for RomWindow {
 impl RomWindow {
     /// The byte at `addr` if the window serves it.
     #[inline(always)]
-    fn fetch(&self, addr: u16) -> Option<u8> {
-        if addr < self.end {
-            debug_assert!(addr < 0x8000);
-            // SAFETY: `addr` < `end` <= 0x8000, so `addr >> 14` is 0 or 1 and the pointer
-            // lands in the bank mapped at its half, inside the ROM image (checked when the
-            // window was made); the window is current (see above).
-            Some(unsafe {
-                *self
-                    .banks
-                    .get_unchecked((addr >> 14) as usize)
-                    .wrapping_add(addr as usize)
-            })
-        } else {
-            None
+    fn read(&self, addr: u16) -> Option<u8> {
+        let addr = addr as usize;
+        // SAFETY: `addr >> 14` < 4.
+        let base = unsafe { *self.bases.get_unchecked(addr >> 14) };
+        if base.is_null() {
+            return None;
         }
+        debug_assert!(addr < 0x8000);
+        // SAFETY: a non-null base serves its quarter of 0000-7FFF: it points `addr`'s quarter
+        // start before the bank mapped there, inside the ROM image (checked when the window
+        // was made); the window is current (see above).
+        Some(unsafe { *base.wrapping_add(addr) })
     }
 }
 
@@ -165,19 +163,16 @@ pub struct SystemBus {
     pub cgbx: Box<CgbSystem>,
     dma: OamDma,
     /// T-cycles since power-on (PyBoy's `cpu.cycles`). During an instruction each bus call
-    /// adds its M-cycle (devices see `instr_start` and the stamps, never this).
+    /// adds its M-cycle (devices see `instr_start` and the stamps, never this; the M-cycles
+    /// so far pick a data access's stamp, see [`SystemBus::data_access_stamp`]).
     pub cycles: u64,
 
     // The instruction in flight.
     instr_start: u64,
-    /// PC at the instruction's start: operand fetches read PC, PC+1, ..., so the k-th fetch
-    /// is at `instr_pc + k` (no per-fetch counter needed).
-    instr_pc: u16,
+    /// 0x000-0x0FF base opcodes, 0x100-0x1FF CB-prefixed ones (see [`Bus::decoded`]). Valid
+    /// during the instruction's data accesses and after `Cpu::step` (`run_plain` hands it over
+    /// only before a data access that needs it).
     opcode: u16,
-    /// Stamps of the instruction's remaining data accesses: set from [`DATA_ACCESS`] when
-    /// the opcode is decoded; each access takes the first and moves the second up (the
-    /// second stamp also serves any further access).
-    stamps: [Stamp; 2],
     hl_at_start: u16,
     /// [`BAIL_END`]: set by writes that may change what the scheduler planned; ends the
     /// slice. [`BAIL_POLL`]: an `LDH A,(n)` just read an LCD register a polling loop may wait
@@ -230,9 +225,7 @@ impl SystemBus {
             dma: OamDma::default(),
             cycles: 0,
             instr_start: 0,
-            instr_pc: 0,
             opcode: 0,
-            stamps: DATA_ACCESS[0],
             hl_at_start: 0,
             bail: 0,
         }
@@ -294,21 +287,23 @@ impl SystemBus {
     }
 
     /// The [`RomWindow`] of the cartridge's current ROM image and banks (one that serves
-    /// nothing if a mapped bank would reach past the image's end).
+    /// nothing while the boot ROM is mapped or if a mapped bank would reach past the image's
+    /// end).
     fn current_rom_window(&self) -> RomWindow {
         let (rom, bases) = self.cart.rom_and_bases();
         let fits = bases[0].max(bases[1]) + 0x4000 <= rom.len();
-        if fits {
-            let p = rom.as_ptr();
-            RomWindow {
-                banks: [
-                    p.wrapping_add(bases[0]),
-                    p.wrapping_add(bases[1]).wrapping_sub(0x4000),
-                ],
-                end: if self.boot_rom_mapped { 0 } else { 0x8000 },
-            }
-        } else {
-            RomWindow::default()
+        let p = rom.as_ptr();
+        let window = [
+            p.wrapping_add(bases[0]),
+            p.wrapping_add(bases[1]).wrapping_sub(0x4000),
+        ];
+        // Null means "not served"; an adjusted base that happened to be null (an image at
+        // 0x4000) takes the memory map.
+        if !fits || self.boot_rom_mapped || window.iter().any(|b| b.is_null()) {
+            return RomWindow::default();
+        }
+        RomWindow {
+            bases: [window[0], window[1], std::ptr::null(), std::ptr::null()],
         }
     }
 
@@ -339,24 +334,18 @@ impl SystemBus {
         self.if_reg |= self.lcd.take_irq();
     }
 
-    /// A data access that needs no stamp (plain memory) uses its stamp up all the same.
-    #[inline(always)]
-    fn skip_stamp(&mut self) {
-        self.stamps[0] = self.stamps[1];
-    }
-
     /// [`Bus::read`] of anything but work RAM, and of HRAM while an OAM DMA runs (the memory
     /// map lets the DMA catch up first).
     #[inline(never)]
     fn read_slow(&mut self, addr: u16) -> u8 {
-        let (now, offset) = self.next_stamp();
+        let (now, offset) = self.data_access_stamp();
         self.read_at(addr, now, offset)
     }
 
     /// [`Bus::write`] of anything but work RAM, and of HRAM while an OAM DMA runs.
     #[inline(never)]
     fn write_slow(&mut self, addr: u16, value: u8) {
-        let (now, offset) = self.next_stamp();
+        let (now, offset) = self.data_access_stamp();
         self.write_at(addr, value, now, offset)
     }
 
@@ -367,16 +356,21 @@ impl SystemBus {
             self.bail |= BAIL_DMA_WAIT;
         }
         // PyBoy fetches all operand bytes at the instruction's start, 4 cycles apart for the LCD.
-        let k = addr.wrapping_sub(self.instr_pc) as u64;
+        // An instruction's fetches come before its other M-cycles (tested in
+        // `data_access_by_cycle`), so fetch k (the opcode's is 0) is M-cycle k + 1.
+        let k = (self.cycles - self.instr_start) / 4 - 1;
         let now = self.instr_start;
         self.read_at(addr, now, 4 * k)
     }
 
-    /// Stamp of the instruction's next data access: (cycles, LCD offset).
+    /// Stamp of the data access the instruction is making now: (cycles, LCD offset). Its
+    /// M-cycle (the bus calls so far, its own included) and the opcode pick it, so accesses
+    /// that need none (work RAM, HRAM) pay nothing for it.
     #[inline]
-    fn next_stamp(&mut self) -> (u64, u64) {
-        let s = self.stamps[0];
-        self.stamps[0] = self.stamps[1];
+    fn data_access_stamp(&self) -> (u64, u64) {
+        let m = (self.cycles - self.instr_start) / 4;
+        debug_assert!((1..8).contains(&m), "M-cycle {m}");
+        let s = DATA_ACCESS_BY_CYCLE[self.opcode as usize & 0x1FF][m as usize & 7];
         (self.instr_start + s.cycles as u64, s.offset as u64)
     }
 
@@ -705,7 +699,7 @@ impl Bus for SystemBus {
     fn fetch(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
         // Fast path: cartridge ROM outside the boot ROM's reach, straight from its bank.
-        match self.rom_window.fetch(addr) {
+        match self.rom_window.read(addr) {
             Some(v) => {
                 debug_assert_eq!(v, self.cart.read_rom(addr));
                 v
@@ -721,11 +715,9 @@ impl Bus for SystemBus {
     fn read(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
         if addr.wrapping_sub(0xC000) < 0x2000 {
-            self.skip_stamp();
             return self.wram[(addr & 0x1FFF) as usize];
         }
         if addr.wrapping_sub(0xFF80) < 0x7F && !self.dma.active {
-            self.skip_stamp();
             return self.hram[(addr & 0x7F) as usize];
         }
         self.read_slow(addr)
@@ -736,12 +728,10 @@ impl Bus for SystemBus {
     fn write(&mut self, addr: u16, value: u8) {
         self.cycles += 4;
         if addr.wrapping_sub(0xC000) < 0x2000 {
-            self.skip_stamp();
             self.wram[(addr & 0x1FFF) as usize] = value;
             return;
         }
         if addr.wrapping_sub(0xFF80) < 0x7F && !self.dma.active {
-            self.skip_stamp();
             self.hram[(addr & 0x7F) as usize] = value;
             return;
         }
@@ -756,7 +746,6 @@ impl Bus for SystemBus {
     #[inline]
     fn decoded(&mut self, opcode: u16) {
         self.opcode = opcode;
-        self.stamps = DATA_ACCESS[opcode as usize];
     }
 
     #[inline]
@@ -1528,7 +1517,6 @@ impl GameBoy {
             *count += 1;
             let start = bus.cycles;
             bus.instr_start = start;
-            bus.instr_pc = pc;
             // Every M-cycle's bus call moves `cycles` on by 4.
             match cpu.step_plain(&mut bus) {
                 Step::Normal => {}
@@ -1537,7 +1525,7 @@ impl GameBoy {
                     // As in `execute_instruction` (no EI was under way).
                     cpu.r.pc = cpu.r.pc.wrapping_sub(1);
                     self.halted_after_ei = false;
-                    bus.bail |= BAIL_END;
+                    bus.bail(BAIL_END);
                     bus.cycles = start + 4;
                     break;
                 }
@@ -1552,19 +1540,20 @@ impl GameBoy {
                     bus.cycles = start + 4;
                 }
                 Step::Break => {
-                    cpu.r.pc = pc;
+                    // Back onto the one-byte breakpoint opcode.
+                    cpu.r.pc = cpu.r.pc.wrapping_sub(1);
                     bus.cycles = start;
-                    bus.bail |= BAIL_END;
+                    bus.bail(BAIL_END);
                     self.break_hit = true;
                     break;
                 }
             }
         }
-        let bail = bus.bail;
+        let bail = bus.bus.bail;
         if bail & BAIL_EI != 0 {
             // EI armed the enable; its own countdown step (2 -> 1), which `Cpu::step` would
             // have run.
-            bus.bail = bail & !BAIL_EI;
+            bus.bus.bail = bail & !BAIL_EI;
             cpu.ei_delay = 1;
         }
         bus.store();
@@ -1572,7 +1561,7 @@ impl GameBoy {
 
     /// A polling loop on an LCD register, run without the interpreter's per-instruction
     /// overhead but with exactly its effects. Called right after an `LDH A,(n)` read LY or
-    /// STAT (at `instr_pc`, from ROM); if that instruction heads the loop
+    /// STAT (just before PC, from ROM); if that instruction heads the loop
     ///
     /// ```text
     /// L: LDH A,(n)        ; n = 0x41 or 0x44
@@ -1589,13 +1578,13 @@ impl GameBoy {
     #[inline(never)]
     fn run_poll_loop(&mut self, target: u64) {
         let bus = &self.bus;
-        let start = bus.instr_pc;
         let cpu = &self.cpu;
+        // The LDH that bailed, a two-byte instruction, has just run.
+        let start = cpu.r.pc.wrapping_sub(2);
         if !self.may_run_wait_loop()
             || bus.dma.active
             || bus.fetch_span == 0
             || !(0x100..=0x7FF0).contains(&start)
-            || cpu.r.pc != start.wrapping_add(2)
         {
             return;
         }
@@ -1658,7 +1647,6 @@ impl GameBoy {
             let bus = &mut self.bus;
             let now = bus.cycles;
             bus.instr_start = now;
-            bus.instr_pc = start;
             bus.hl_at_start = self.cpu.r.hl();
             // What `read_io` does for FF41/FF44 with no OAM DMA running (none can start
             // in this loop: it writes nothing).
@@ -1810,7 +1798,6 @@ impl GameBoy {
         let bus = &mut self.bus;
         let start = bus.cycles;
         bus.instr_start = start;
-        bus.instr_pc = pc;
         bus.hl_at_start = u16::from_be_bytes([self.cpu.r.h, self.cpu.r.l]);
         let ei_delay_before = self.cpu.ei_delay;
         // Every M-cycle's bus call moves `cycles` on by 4.

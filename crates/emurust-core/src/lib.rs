@@ -10,6 +10,7 @@
 pub mod apu;
 pub mod cartridge;
 pub mod cpu;
+pub mod data_access_by_cycle;
 pub mod error;
 pub mod gameboy;
 pub mod hdma;

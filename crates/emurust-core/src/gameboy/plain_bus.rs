@@ -1,26 +1,23 @@
 //! The bus as [`GameBoy::run_plain`](super::GameBoy) drives it: the clock, the instruction in
-//! flight (its start, PC, opcode and data-access stamps) and the bail flags live in this
-//! wrapper, a local the compiler keeps in registers, instead of in [`SystemBus`]'s fields, which
-//! every M-cycle used to load and store. They are handed to the system bus only before a call
-//! that can observe them (an access outside cartridge ROM, work RAM and HRAM) and when the run
-//! ends, so every device sees exactly what it saw before.
+//! flight (its start and opcode) and whether to stop (`limit`) live in this wrapper, a local
+//! the compiler keeps in registers, instead of in [`SystemBus`]'s fields, which every M-cycle
+//! used to load and store. They are handed to the system bus only before a call that can
+//! observe them (an access the memory map must handle: not a fetch or read of cartridge ROM, nor
+//! work RAM or HRAM) and when the run ends, so every device sees exactly what it saw before.
 
 use super::{SystemBus, BAIL_EI, BAIL_END};
 use crate::cpu::Bus;
-use crate::pyboy_timing::{Stamp, DATA_ACCESS};
 
 pub(super) struct PlainBus<'a> {
     pub(super) bus: &'a mut SystemBus,
     /// [`SystemBus::cycles`].
     pub(super) cycles: u64,
-    /// [`SystemBus`]'s `instr_start`, `instr_pc`, `opcode`, `stamps` and `bail`.
+    /// [`SystemBus`]'s `instr_start` and `opcode`.
     pub(super) instr_start: u64,
-    pub(super) instr_pc: u16,
     opcode: u16,
-    stamps: [Stamp; 2],
-    pub(super) bail: u8,
     /// The slice's end while no bail flag is set, 0 once one is: the loop's one test per
-    /// instruction (`cycles < limit`) covers both.
+    /// instruction (`cycles < limit`) covers both. The flags themselves stay in
+    /// [`SystemBus`]'s `bail` (set rarely: no register carries them).
     pub(super) limit: u64,
     target: u64,
 }
@@ -35,44 +32,41 @@ impl<'a> PlainBus<'a> {
             target,
             cycles: bus.cycles,
             instr_start: bus.instr_start,
-            instr_pc: bus.instr_pc,
             opcode: bus.opcode,
-            stamps: bus.stamps,
-            bail: bus.bail,
             bus,
         }
     }
 
     /// Hand the local state to the system bus (before a call that may observe it, and when
-    /// the run ends).
+    /// the run ends). Not the opcode: only a data access looks at it (see
+    /// [`PlainBus::store_for_access`]), so it is never carried from one instruction to the
+    /// next.
     #[inline(always)]
     pub(super) fn store(&mut self) {
         let b = &mut *self.bus;
         b.cycles = self.cycles;
         b.instr_start = self.instr_start;
-        b.instr_pc = self.instr_pc;
-        b.opcode = self.opcode;
-        b.stamps = self.stamps;
-        b.bail = self.bail;
     }
 
-    /// Take back what such a call may change: the stamps (a data access uses its stamp up) and
-    /// the bail flags. The clock and the instruction's start, PC and opcode only change here.
+    /// [`PlainBus::store`] before a data access, with the opcode its stamp depends on.
+    #[inline(always)]
+    fn store_for_access(&mut self) {
+        self.store();
+        self.bus.opcode = self.opcode;
+    }
+
+    /// Take back what such a call may change: the bail flags. The clock and the instruction's
+    /// start and opcode only change here.
     #[inline(always)]
     pub(super) fn reload(&mut self) {
-        self.stamps = self.bus.stamps;
-        self.set_bail(self.bus.bail);
+        self.limit = if self.bus.bail != 0 { 0 } else { self.target };
     }
 
+    /// Set bail flags (the loop stops after this instruction).
     #[inline(always)]
-    fn set_bail(&mut self, bail: u8) {
-        self.bail = bail;
-        self.limit = if bail != 0 { 0 } else { self.target };
-    }
-
-    #[inline(always)]
-    fn skip_stamp(&mut self) {
-        self.stamps[0] = self.stamps[1];
+    pub(super) fn bail(&mut self, flags: u8) {
+        self.bus.bail |= flags;
+        self.limit = 0;
     }
 }
 
@@ -84,7 +78,7 @@ impl Bus for PlainBus<'_> {
     #[inline(always)]
     fn fetch(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
-        match self.bus.rom_window.fetch(addr) {
+        match self.bus.rom_window.read(addr) {
             Some(v) => {
                 debug_assert_eq!(v, self.bus.cart.read_rom(addr));
                 v
@@ -102,15 +96,19 @@ impl Bus for PlainBus<'_> {
     fn read(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
         if addr.wrapping_sub(0xC000) < 0x2000 {
-            self.skip_stamp();
             return self.bus.wram[(addr & 0x1FFF) as usize];
         }
         if addr.wrapping_sub(0xFF80) < 0x7F {
             debug_assert!(!self.bus.dma.active);
-            self.skip_stamp();
             return self.bus.hram[(addr & 0x7F) as usize];
         }
-        self.store();
+        // Cartridge ROM (data tables): what the memory map reads there (no stamp needed),
+        // without its call.
+        if let Some(v) = self.bus.rom_window.read(addr) {
+            debug_assert_eq!(v, self.bus.cart.read_rom(addr));
+            return v;
+        }
+        self.store_for_access();
         let v = self.bus.read_slow(addr);
         self.reload();
         v
@@ -120,17 +118,15 @@ impl Bus for PlainBus<'_> {
     fn write(&mut self, addr: u16, value: u8) {
         self.cycles += 4;
         if addr.wrapping_sub(0xC000) < 0x2000 {
-            self.skip_stamp();
             self.bus.wram[(addr & 0x1FFF) as usize] = value;
             return;
         }
         if addr.wrapping_sub(0xFF80) < 0x7F {
             debug_assert!(!self.bus.dma.active);
-            self.skip_stamp();
             self.bus.hram[(addr & 0x7F) as usize] = value;
             return;
         }
-        self.store();
+        self.store_for_access();
         self.bus.write_slow(addr, value);
         self.reload();
     }
@@ -143,21 +139,118 @@ impl Bus for PlainBus<'_> {
     #[inline(always)]
     fn decoded(&mut self, opcode: u16) {
         self.opcode = opcode;
-        self.stamps = DATA_ACCESS[opcode as usize];
     }
 
     #[inline(always)]
     fn ei(&mut self) {
-        self.set_bail(self.bail | BAIL_EI);
+        self.bail(BAIL_EI);
     }
 
     #[inline(always)]
     fn reti(&mut self) {
         // As `SystemBus::reti`.
-        self.set_bail(if self.bus.pending_interrupts() != 0 {
+        self.bus.bail = if self.bus.pending_interrupts() != 0 {
             BAIL_END
         } else {
             0
-        });
+        };
+        self.reload();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{GameBoy, BAIL_EI};
+    use crate::cpu::Registers;
+    use std::sync::Arc;
+
+    /// A cartridge whose program at 0x150 loops (`JR -2`).
+    fn rom() -> Arc<[u8]> {
+        let mut rom = vec![0u8; 0x8000];
+        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+        rom[0x150..0x152].copy_from_slice(&[0x18, 0xFE]);
+        rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
+        rom.into()
+    }
+
+    /// What the two buses leave behind: registers, clock, bail flags (but EI's, which only
+    /// `run_plain` clears itself), the times the devices were caught up to (the stamps of the
+    /// accesses that reached them); and the machine state.
+    fn outcome(gb: &GameBoy) -> (impl PartialEq + std::fmt::Debug, Vec<u8>) {
+        let b = &gb.bus;
+        let seen = (
+            gb.cpu.r,
+            (gb.cpu.locked, gb.cpu.halted, gb.cpu.ime, gb.cpu.ei_delay),
+            (b.cycles, b.bail & !BAIL_EI, b.if_reg),
+            (b.lcd.last_now(), b.timer.synced_at(), b.apu.caught_up_to()),
+            b.serial.times(),
+        );
+        (seen, gb.save_state())
+    }
+
+    /// Every opcode, conditions taken or not, run once by `run_plain` (on [`PlainBus`]) and
+    /// once by `execute_instruction` (on the system bus), from work RAM (so every fetch takes
+    /// the slow path) with every memory operand outside work RAM and HRAM (VRAM, OAM, I/O
+    /// registers: every data access takes the slow path and needs its stamp), at several
+    /// points of a frame (the LCD's mode, which locks VRAM and OAM, depends on the stamps):
+    /// both leave the same machine.
+    #[test]
+    fn plain_bus_and_system_bus_give_every_access_the_same_stamp() {
+        let mut gb = GameBoy::new(rom(), None).unwrap();
+        gb.tick(1, false, false);
+        // Past VBlank (the frame ended at its start), to line 0.
+        gb.bus.cycles += 4600;
+        for start in 0..6u64 {
+            // A quarter line on each time: OAM search, pixel transfer and HBlank, which lock
+            // OAM and VRAM at different stamps.
+            gb.bus.cycles += 116;
+            gb.bus.lcd.tick(gb.bus.cycles);
+            gb.bus.if_reg = 0;
+            let state = gb.save_state();
+            let mut m = GameBoy::new(rom(), None).unwrap();
+            for opcode in 0..512u16 {
+                // Z and C clear, then set: every condition taken once and not taken once.
+                for f in [0x00, 0x90] {
+                    let mut run = |plain: bool| {
+                        m.load_state(&state).unwrap();
+                        let code = if opcode >= 0x100 {
+                            [0xCB, opcode as u8, 0]
+                        } else {
+                            // Immediates: FF44 (LY) for (nn) and (n) operands.
+                            [opcode as u8, 0x44, 0xFF]
+                        };
+                        m.bus.wram[..3].copy_from_slice(&code);
+                        m.cpu.r = Registers {
+                            a: 0x5A,
+                            f,
+                            b: 0xFE,
+                            c: 0x10,
+                            d: 0xFF,
+                            e: 0x41,
+                            h: 0x80,
+                            l: 0x20,
+                            sp: 0x8100,
+                            pc: 0xC000,
+                        };
+                        m.bus.bail = 0;
+                        if plain {
+                            let target = m.bus.cycles + 1;
+                            m.run_plain(target);
+                        } else {
+                            m.execute_instruction();
+                        }
+                        outcome(&m)
+                    };
+                    let what = format!("opcode {opcode:#05x}, flags {f:#04x}, start {start}");
+                    let (plain, general) = (run(true), run(false));
+                    assert_eq!(plain.0, general.0, "{what}");
+                    let differ = plain.1.iter().zip(&general.1).position(|(a, b)| a != b);
+                    assert!(
+                        plain.1 == general.1,
+                        "{what}: states differ at byte {differ:?}"
+                    );
+                }
+            }
+        }
     }
 }
