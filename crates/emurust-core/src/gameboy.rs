@@ -1176,13 +1176,14 @@ impl GameBoy {
         } else {
             bus.apu.tick(now);
         }
-        if bus.dma.active
-            || !bus.serial.idle()
-            || (bus.cgb && bus.cgbx.hdma.active)
-            || self.cpu.halted
-            || self.cpu.ei_delay != 0
-            || self.break_hit
-        {
+        // One branch for the six conditions (each a byte load; they nearly always hold).
+        let busy = bus.dma.active as u8
+            | !bus.serial.idle() as u8
+            | (bus.cgb & bus.cgbx.hdma.active) as u8
+            | self.cpu.halted as u8
+            | self.cpu.ei_delay
+            | self.break_hit as u8;
+        if busy != 0 {
             return false;
         }
         bus.timer_and_lcd_turn_end(now, false);
