@@ -236,8 +236,10 @@ impl Cpu {
             bus.idle();
             return Step::Locked;
         }
-        let op = self.fetch_byte(bus);
-        let outcome = self.dispatch(bus, op);
+        let mut pc = self.r.pc;
+        let op = self.fetch_byte(bus, &mut pc);
+        let outcome = self.dispatch(bus, op, &mut pc);
+        self.r.pc = pc;
         if matches!(outcome, Step::Locked | Step::Break) {
             // The illegal opcode never completes, so EI's countdown does not advance (for a
             // breakpoint the system decides).
@@ -258,30 +260,34 @@ impl Cpu {
     /// (`ei_delay == 0`): the same instruction without those two tests. An EI executed here
     /// leaves `ei_delay` at 2 with its first countdown still to apply (the caller, told by
     /// [`Bus::ei`], applies it); an illegal opcode locks the CPU as in `step`.
+    ///
+    /// The PC is the caller's `pc`, not `self.r.pc` (left as it was): a loop of these keeps
+    /// it in a register across instructions and stores it once when it stops (nothing the
+    /// bus calls can read the CPU's registers).
     #[inline(always)]
-    pub fn step_plain<B: Bus>(&mut self, bus: &mut B) -> Step {
+    pub fn step_plain<B: Bus>(&mut self, bus: &mut B, pc: &mut u16) -> Step {
         debug_assert!(!self.locked && self.ei_delay == 0);
-        let op = self.fetch_byte(bus);
-        self.dispatch(bus, op)
+        let op = self.fetch_byte(bus, pc);
+        self.dispatch(bus, op, pc)
     }
 
     // ----- bus helpers -------------------------------------------------------------
 
     #[inline(always)]
-    fn fetch_byte<B: Bus>(&mut self, bus: &mut B) -> u8 {
-        let v = bus.fetch(self.r.pc);
-        self.r.pc = self.r.pc.wrapping_add(1);
+    fn fetch_byte<B: Bus>(&mut self, bus: &mut B, pc: &mut u16) -> u8 {
+        let v = bus.fetch(*pc);
+        *pc = pc.wrapping_add(1);
         v
     }
 
     /// Little-endian 16-bit immediate: low byte first (two fetch cycles). PC is stored once
     /// (the bus never sees it).
     #[inline(always)]
-    fn fetch_word<B: Bus>(&mut self, bus: &mut B) -> u16 {
-        let pc = self.r.pc;
-        let lo = bus.fetch(pc);
-        let hi = bus.fetch(pc.wrapping_add(1));
-        self.r.pc = pc.wrapping_add(2);
+    fn fetch_word<B: Bus>(&mut self, bus: &mut B, pc: &mut u16) -> u16 {
+        let at = *pc;
+        let lo = bus.fetch(at);
+        let hi = bus.fetch(at.wrapping_add(1));
+        *pc = at.wrapping_add(2);
         u16::from_le_bytes([lo, hi])
     }
 
@@ -531,7 +537,7 @@ impl Cpu {
     /// jump dispatches an instruction, instead of the opcode's plus its operands' (whose
     /// indirect branches mispredict most of the interpreter's time away).
     #[inline(always)]
-    fn dispatch<B: Bus>(&mut self, bus: &mut B, op: u8) -> Step {
+    fn dispatch<B: Bus>(&mut self, bus: &mut B, op: u8, pc: &mut u16) -> Step {
         macro_rules! specialised {
             ($($n:literal)*) => {
                 match op {
@@ -540,7 +546,7 @@ impl Cpu {
                         if $n != 0xCB {
                             bus.decoded($n);
                         }
-                        self.execute(bus, $n)
+                        self.execute(bus, $n, pc)
                     })*
                 }
             };
@@ -559,12 +565,12 @@ impl Cpu {
 
     /// Everything after the opcode fetch of a base opcode.
     #[inline(always)]
-    fn execute<B: Bus>(&mut self, bus: &mut B, op: u8) -> Step {
+    fn execute<B: Bus>(&mut self, bus: &mut B, op: u8, pc: &mut u16) -> Step {
         match op {
             0x00 => {}
             // LD rr,nn
             0x01 | 0x11 | 0x21 | 0x31 => {
-                let v = self.fetch_word(bus);
+                let v = self.fetch_word(bus, pc);
                 self.set_rr(op >> 4, v);
             }
             // LD (BC),A / LD (DE),A
@@ -610,7 +616,7 @@ impl Cpu {
             }
             // LD r,n / LD (HL),n
             0x06 | 0x0E | 0x16 | 0x1E | 0x26 | 0x2E | 0x36 | 0x3E => {
-                let v = self.fetch_byte(bus);
+                let v = self.fetch_byte(bus, pc);
                 self.set_r8(bus, op >> 3, v);
             }
             // Accumulator rotates: like the CB forms but Z is always cleared.
@@ -621,7 +627,7 @@ impl Cpu {
             }
             // LD (nn),SP
             0x08 => {
-                let addr = self.fetch_word(bus);
+                let addr = self.fetch_word(bus, pc);
                 let [hi, lo] = self.r.sp.to_be_bytes();
                 bus.write(addr, lo);
                 bus.write(addr.wrapping_add(1), hi);
@@ -654,16 +660,16 @@ impl Cpu {
             }
             // JR e
             0x18 => {
-                let e = self.fetch_byte(bus);
+                let e = self.fetch_byte(bus, pc);
                 bus.idle();
-                self.r.pc = self.r.pc.wrapping_add(e as i8 as u16);
+                *pc = pc.wrapping_add(e as i8 as u16);
             }
             // JR cc,e: the internal cycle only when taken.
             0x20 | 0x28 | 0x30 | 0x38 => {
-                let e = self.fetch_byte(bus);
+                let e = self.fetch_byte(bus, pc);
                 if self.condition(op >> 3) {
                     bus.idle();
-                    self.r.pc = self.r.pc.wrapping_add(e as i8 as u16);
+                    *pc = pc.wrapping_add(e as i8 as u16);
                 }
             }
             0x27 => self.daa(),
@@ -687,7 +693,7 @@ impl Cpu {
             0x40 => {
                 if self.ld_b_b.count == 0 {
                     let mut at = self.r;
-                    at.pc = at.pc.wrapping_sub(1);
+                    at.pc = pc.wrapping_sub(1);
                     self.ld_b_b.first = Some((at.pc, at));
                 }
                 self.ld_b_b.count = self.ld_b_b.count.wrapping_add(1);
@@ -706,9 +712,9 @@ impl Cpu {
             0xC0 | 0xC8 | 0xD0 | 0xD8 => {
                 bus.idle();
                 if self.condition(op >> 3) {
-                    let pc = self.pop_word(bus);
+                    let to = self.pop_word(bus);
                     bus.idle();
-                    self.r.pc = pc;
+                    *pc = to;
                 }
             }
             // POP rr (AF drops F's low nibble)
@@ -722,31 +728,31 @@ impl Cpu {
             }
             // JP cc,nn
             0xC2 | 0xCA | 0xD2 | 0xDA => {
-                let nn = self.fetch_word(bus);
+                let nn = self.fetch_word(bus, pc);
                 if self.condition(op >> 3) {
                     bus.idle();
-                    self.r.pc = nn;
+                    *pc = nn;
                 }
             }
             0xC3 => {
-                let nn = self.fetch_word(bus);
+                let nn = self.fetch_word(bus, pc);
                 bus.idle();
-                self.r.pc = nn;
+                *pc = nn;
             }
             // CALL cc,nn
             0xC4 | 0xCC | 0xD4 | 0xDC => {
-                let nn = self.fetch_word(bus);
+                let nn = self.fetch_word(bus, pc);
                 if self.condition(op >> 3) {
                     bus.idle();
-                    self.push_word(bus, self.r.pc);
-                    self.r.pc = nn;
+                    self.push_word(bus, *pc);
+                    *pc = nn;
                 }
             }
             0xCD => {
-                let nn = self.fetch_word(bus);
+                let nn = self.fetch_word(bus, pc);
                 bus.idle();
-                self.push_word(bus, self.r.pc);
-                self.r.pc = nn;
+                self.push_word(bus, *pc);
+                *pc = nn;
             }
             // PUSH rr: an internal cycle (SP pre-decrement), then two writes.
             0xC5 | 0xD5 | 0xE5 => {
@@ -760,61 +766,61 @@ impl Cpu {
             }
             // ALU A,n
             0xC6 | 0xCE | 0xD6 | 0xDE | 0xE6 | 0xEE | 0xF6 | 0xFE => {
-                let v = self.fetch_byte(bus);
+                let v = self.fetch_byte(bus, pc);
                 self.alu(op >> 3, v);
             }
             // RST n
             0xC7 | 0xCF | 0xD7 | 0xDF | 0xE7 | 0xEF | 0xF7 | 0xFF => {
                 bus.idle();
-                self.push_word(bus, self.r.pc);
-                self.r.pc = (op & 0x38) as u16;
+                self.push_word(bus, *pc);
+                *pc = (op & 0x38) as u16;
             }
             0xC9 => {
-                let pc = self.pop_word(bus);
+                let to = self.pop_word(bus);
                 bus.idle();
-                self.r.pc = pc;
+                *pc = to;
             }
             // RETI: IME on at once (no EI-style delay), and any pending EI is dropped.
             0xD9 => {
                 bus.reti();
-                let pc = self.pop_word(bus);
+                let to = self.pop_word(bus);
                 bus.idle();
-                self.r.pc = pc;
+                *pc = to;
                 self.ime = true;
                 self.ei_delay = 0;
             }
             0xCB => {
-                let cb = self.fetch_byte(bus);
+                let cb = self.fetch_byte(bus, pc);
                 bus.decoded(0x100 | cb as u16);
                 self.dispatch_cb(bus, cb);
             }
             // LDH (n),A / LDH A,(n) / LDH (C),A / LDH A,(C)
             0xE0 => {
-                let n = self.fetch_byte(bus);
+                let n = self.fetch_byte(bus, pc);
                 bus.write(0xFF00 | n as u16, self.r.a);
             }
             0xF0 => {
-                let n = self.fetch_byte(bus);
+                let n = self.fetch_byte(bus, pc);
                 self.r.a = bus.read(0xFF00 | n as u16);
             }
             0xE2 => bus.write(0xFF00 | self.r.c as u16, self.r.a),
             0xF2 => self.r.a = bus.read(0xFF00 | self.r.c as u16),
             // ADD SP,e: two internal cycles.
             0xE8 => {
-                let e = self.fetch_byte(bus);
+                let e = self.fetch_byte(bus, pc);
                 bus.idle();
                 bus.idle();
                 self.r.sp = self.sp_plus_offset(e);
             }
             // LD HL,SP+e: one internal cycle.
             0xF8 => {
-                let e = self.fetch_byte(bus);
+                let e = self.fetch_byte(bus, pc);
                 bus.idle();
                 let v = self.sp_plus_offset(e);
                 self.r.set_hl(v);
             }
             // JP HL: no extra cycle.
-            0xE9 => self.r.pc = self.r.hl(),
+            0xE9 => *pc = self.r.hl(),
             // LD SP,HL: one internal cycle.
             0xF9 => {
                 bus.idle();
@@ -822,11 +828,11 @@ impl Cpu {
             }
             // LD (nn),A / LD A,(nn)
             0xEA => {
-                let nn = self.fetch_word(bus);
+                let nn = self.fetch_word(bus, pc);
                 bus.write(nn, self.r.a);
             }
             0xFA => {
-                let nn = self.fetch_word(bus);
+                let nn = self.fetch_word(bus, pc);
                 self.r.a = bus.read(nn);
             }
             0xF3 => {

@@ -1176,13 +1176,14 @@ impl GameBoy {
         } else {
             bus.apu.tick(now);
         }
-        if bus.dma.active
-            || !bus.serial.idle()
-            || (bus.cgb && bus.cgbx.hdma.active)
-            || self.cpu.halted
-            || self.cpu.ei_delay != 0
-            || self.break_hit
-        {
+        // One branch for the six conditions (each a byte load; they nearly always hold).
+        let busy = bus.dma.active as u8
+            | !bus.serial.idle() as u8
+            | (bus.cgb & bus.cgbx.hdma.active) as u8
+            | self.cpu.halted as u8
+            | self.cpu.ei_delay
+            | self.break_hit as u8;
+        if busy != 0 {
             return false;
         }
         bus.timer_and_lcd_turn_end(now, false);
@@ -1510,20 +1511,22 @@ impl GameBoy {
         let cpu = &mut self.cpu;
         let mut bus = PlainBus::new(&mut self.bus, target);
         let pc_trace = &mut self.pc_trace;
+        // The PC in a local (a register) while the loop runs, stored when it stops: the
+        // instructions' bus calls cannot read the CPU.
+        let mut pc = cpu.r.pc;
         // One test per instruction: a bail sets `limit` to 0 (see `PlainBus`).
         while bus.cycles < bus.limit {
-            let pc = cpu.r.pc;
             pc_trace[*count as usize & PC_TRACE_MASK] = pc;
             *count += 1;
             let start = bus.cycles;
             bus.instr_start = start;
             // Every M-cycle's bus call moves `cycles` on by 4.
-            match cpu.step_plain(&mut bus) {
+            match cpu.step_plain(&mut bus, &mut pc) {
                 Step::Normal => {}
                 Step::Locked => break,
                 Step::Halt => {
                     // As in `execute_instruction` (no EI was under way).
-                    cpu.r.pc = cpu.r.pc.wrapping_sub(1);
+                    pc = pc.wrapping_sub(1);
                     self.halted_after_ei = false;
                     bus.bail(BAIL_END);
                     bus.cycles = start + 4;
@@ -1531,7 +1534,7 @@ impl GameBoy {
                 }
                 Step::Stop => {
                     cpu.stopped = false;
-                    cpu.r.pc = cpu.r.pc.wrapping_add(1);
+                    pc = pc.wrapping_add(1);
                     if bus.bus.cgb {
                         bus.store();
                         bus.bus.stop_cgb(start);
@@ -1541,7 +1544,7 @@ impl GameBoy {
                 }
                 Step::Break => {
                     // Back onto the one-byte breakpoint opcode.
-                    cpu.r.pc = cpu.r.pc.wrapping_sub(1);
+                    pc = pc.wrapping_sub(1);
                     bus.cycles = start;
                     bus.bail(BAIL_END);
                     self.break_hit = true;
@@ -1549,6 +1552,7 @@ impl GameBoy {
                 }
             }
         }
+        cpu.r.pc = pc;
         let bail = bus.bus.bail;
         if bail & BAIL_EI != 0 {
             // EI armed the enable; its own countdown step (2 -> 1), which `Cpu::step` would
