@@ -113,14 +113,15 @@ def test_ctrl_c_stops_a_long_batch_step(threads):
     a reset gives a clean start, as a fresh batch's."""
     dt, rc, out, err = _interrupt(PRELUDE + f"""
 SKIP = 100000
+N = 32  # 3.2 M frames: seconds of emulation on any machine, so the signal at 1 s comes mid-step
 def make():
-    return _core.Batch(DODGE, 8, frame_skip=SKIP, num_threads={threads}, obs=["grey", "ram"], ram=[(0xC000, 8)])
+    return _core.Batch(DODGE, N, frame_skip=SKIP, num_threads={threads}, obs=["grey", "ram"], ram=[(0xC000, 8)])
 b = make()
 b.reset()
 before = list(b.frame_counts)
 print("READY", flush=True)
 try:
-    b.step(np.arange(8) % 8)
+    b.step(np.arange(N) % 8)
 except KeyboardInterrupt:
     steps, ran = list(b.episode_steps), [f - f0 for f, f0 in zip(b.frame_counts, before)]
     for s, r in zip(steps, ran):

@@ -258,8 +258,11 @@ def test_busy_or_unschedulable_actor_raises_timeout_not_hang():
     remote = RayVecEnv(1, 1, 1, step_timeout=0.5, **KW)
     try:
         remote.reset()
-        # Keep the actor busy for seconds (its calls run one at a time), as a lost node would.
-        busy = [(np.zeros(1, np.int64), None, True)] * 3000
+        # Keep the actor busy (its calls run one at a time), as a lost node would: far more steps
+        # than any machine runs in the timeout (3,000 took under 0.5 s once the core got faster),
+        # so the test does not depend on the emulator's speed; close() kills the actor mid-replay.
+        # One tuple repeated: pickled once, so the call's payload stays small.
+        busy = [(np.zeros(1, np.int64), None, True)] * 1_000_000
         remote.group.actors[0].replay.remote(busy)
         with pytest.raises(RayEnvTimeoutError, match=r"actor 0 \(environments 0-0, node \w+\) did not answer step within 0.5 s"):
             remote.step(np.zeros(1, dtype=np.int64))
