@@ -356,6 +356,21 @@ impl Lcd {
     /// slices) find no transition due; the transition itself is out of line.
     #[inline]
     pub fn tick(&mut self, now: u64) {
+        self.catch_up::<false>(now);
+    }
+
+    /// [`tick`](Self::tick) at a scheduler turn's end, where a transition is due in most
+    /// calls: the DMG's transition inlined (saves its call, 1% of a busy game's host
+    /// instructions).
+    #[inline(always)]
+    pub fn tick_turn_end(&mut self, now: u64) {
+        self.catch_up::<true>(now);
+    }
+
+    /// The catch-up of [`tick`](Self::tick) and [`tick_turn_end`](Self::tick_turn_end);
+    /// `INLINE_TRANSITION`: the DMG's transition inlined rather than called.
+    #[inline(always)]
+    fn catch_up<const INLINE_TRANSITION: bool>(&mut self, now: u64) {
         let elapsed = now.wrapping_sub(self.last_now);
         if elapsed == 0 {
             // Nothing happens, not even a refresh of the cached distances.
@@ -367,28 +382,11 @@ impl Lcd {
         }
         self.clock = self.clock.wrapping_add(elapsed);
         if self.clock >= self.clock_target {
-            self.transition_dmg();
-        }
-        self.to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
-        self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
-    }
-
-    /// [`tick`](Self::tick) at a scheduler turn's end, where a transition is due in most
-    /// calls: the DMG's transition inlined (saves its call, 1% of a busy game's host
-    /// instructions).
-    #[inline(always)]
-    pub fn tick_turn_end(&mut self, now: u64) {
-        let elapsed = now.wrapping_sub(self.last_now);
-        if elapsed == 0 {
-            return;
-        }
-        self.last_now = now;
-        if self.cgb_hw {
-            return self.tick_cgb(elapsed);
-        }
-        self.clock = self.clock.wrapping_add(elapsed);
-        if self.clock >= self.clock_target {
-            self.transition::<false>();
+            if INLINE_TRANSITION {
+                self.transition::<false>();
+            } else {
+                self.transition_dmg();
+            }
         }
         self.to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
         self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
