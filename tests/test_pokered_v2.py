@@ -187,6 +187,37 @@ def test_map_offsets_and_missing_files(tmp_path):
         pokered_v2.RedV2Batch({"gb_path": "x.gb", "init_state": "x.state", "events_path": str(tmp_path / "events.json")}, 1)
 
 
+def _scheduled_runs(cfg, plan, setups):
+    """``RedV2Batch`` stepped through ``plan`` (steps x envs actions) once per (threads,
+    scheduler) of ``setups``, truncated environments reset by mask: each run's records (the
+    reset observations, then each step's observations with "reward" and "truncated")."""
+    n = plan.shape[1]
+    runs = []
+    for threads, scheduler in setups:
+        b = pokered_v2.RedV2Batch(cfg, n, num_threads=threads, scheduler=scheduler)
+        assert b.core.scheduler == scheduler
+        obs = b.reset()
+        out = [{k: v.copy() for k, v in obs.items()}]
+        for actions in plan:
+            obs, rew, trunc = b.step(actions)
+            out.append({**{k: v.copy() for k, v in obs.items()}, "reward": rew.copy(), "truncated": trunc.copy()})
+            if trunc.any():
+                obs = b.reset(mask=trunc, into=obs)
+                out.append({k: v.copy() for k, v in obs.items()})
+        runs.append(out)
+    assert any("truncated" in x and x["truncated"].any() for x in runs[0])  # episodes ended and reset
+    return runs
+
+
+def _assert_runs_equal(runs):
+    for other in runs[1:]:
+        assert len(other) == len(runs[0])
+        for x, y in zip(runs[0], other):
+            assert x.keys() == y.keys()
+            for k in x:
+                np.testing.assert_array_equal(x[k], y[k], err_msg=k)
+
+
 def test_batch_results_do_not_depend_on_threads_or_scheduler(tmp_path):
     """The gang (blocks of several environments, claims stolen across blocks) and Rayon's own
     scheduling give the serial batch's observations and rewards, across truncations."""
@@ -194,29 +225,7 @@ def test_batch_results_do_not_depend_on_threads_or_scheduler(tmp_path):
     n, steps = 5, 30
     cfg = _config(tmp_path, max_steps=12)
     plan = np.random.default_rng(11).integers(0, 7, size=(steps, n))
-    runs = []
-    for threads, scheduler in ((1, "gang"), (2, "gang"), (3, "gang"), (2, "rayon"), (3, "longest_first")):
-        b = pokered_v2.RedV2Batch(cfg, n, num_threads=threads, scheduler=scheduler)
-        assert b.core.scheduler == scheduler
-        obs = b.reset()
-        out = [{k: v.copy() for k, v in obs.items()}]
-        for t in range(steps):
-            obs, rew, trunc = b.step(plan[t])
-            out.append(({k: v.copy() for k, v in obs.items()}, rew.copy(), trunc.copy()))
-            if trunc.any():
-                obs = b.reset(mask=trunc, into=obs)
-                out.append({k: v.copy() for k, v in obs.items()})
-        runs.append(out)
-    assert any(isinstance(x, tuple) and x[2].any() for x in runs[0])  # episodes ended and reset
-    for other in runs[1:]:
-        assert len(other) == len(runs[0])
-        for x, y in zip(runs[0], other):
-            xo, yo = (x[0], y[0]) if isinstance(x, tuple) else (x, y)
-            for k in xo:
-                np.testing.assert_array_equal(xo[k], yo[k], err_msg=k)
-            if isinstance(x, tuple):
-                np.testing.assert_array_equal(x[1], y[1])
-                np.testing.assert_array_equal(x[2], y[2])
+    _assert_runs_equal(_scheduled_runs(cfg, plan, ((1, "gang"), (2, "gang"), (3, "gang"), (2, "rayon"), (3, "longest_first"))))
 
 
 def test_async_pool_equals_batch_per_environment(tmp_path):
@@ -366,27 +375,9 @@ def test_schedulers_give_the_serial_batch_results_on_our_own_rom(tmp_path):
     if "EMURUST_SCHEDULER" not in os.environ:
         assert pokered_v2.RedV2Batch(cfg, 2).core.scheduler == "longest_first"  # the default
     plan = np.random.default_rng(5).integers(0, 7, size=(steps, n))
-    runs = []
-    for threads, scheduler in ((1, "rayon"), (2, "rayon"), (2, "gang"), (2, "longest_first"), (3, "longest_first")):
-        b = pokered_v2.RedV2Batch(cfg, n, num_threads=threads, scheduler=scheduler)
-        assert b.core.scheduler == scheduler
-        obs = b.reset()
-        out = [{k: v.copy() for k, v in obs.items()}]
-        for t in range(steps):
-            obs, rew, trunc = b.step(plan[t])
-            out.append({**{k: v.copy() for k, v in obs.items()}, "reward": rew.copy(), "truncated": trunc.copy()})
-            if trunc.any():
-                obs = b.reset(mask=trunc, into=obs)
-                out.append({k: v.copy() for k, v in obs.items()})
-        runs.append(out)
-    assert any("truncated" in x and x["truncated"].any() for x in runs[0])
+    runs = _scheduled_runs(cfg, plan, ((1, "rayon"), (2, "rayon"), (2, "gang"), (2, "longest_first"), (3, "longest_first")))
     assert any(x["screens"].any() for x in runs[0])
-    for other in runs[1:]:
-        assert len(other) == len(runs[0])
-        for x, y in zip(runs[0], other):
-            assert x.keys() == y.keys()
-            for k in x:
-                np.testing.assert_array_equal(x[k], y[k], err_msg=k)
+    _assert_runs_equal(runs)
 
 
 def test_scheduler_names_are_checked():
