@@ -35,27 +35,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pokered_v2_batch import subproc, v2_config  # noqa: E402
 
 
-class Timed:
-    """Wraps a VecEnv and adds up the seconds spent in its step and reset calls."""
+def time_calls(obj: Any, methods: Dict[str, str], seconds: Dict[str, float]) -> None:
+    """Wrap ``obj``'s methods (name -> key) so that each call's seconds add to ``seconds[key]``."""
+    for name, key in methods.items():
+        inner = getattr(obj, name)
+        seconds.setdefault(key, 0.0)
 
-    def __init__(self, venv: Any) -> None:
-        self.venv = venv
-        self.seconds = 0.0
+        def timed(*a: Any, _inner: Any = inner, _key: str = key, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return _inner(*a, **k)
+            finally:
+                seconds[_key] += time.perf_counter() - t
 
-    def wrap(self) -> Any:
-        venv = self.venv
-        for name in ("step_async", "step_wait", "reset"):
-            inner = getattr(venv, name)
-
-            def timed(*a: Any, _inner: Any = inner, **k: Any) -> Any:
-                t = time.perf_counter()
-                try:
-                    return _inner(*a, **k)
-                finally:
-                    self.seconds += time.perf_counter() - t
-
-            setattr(venv, name, timed)
-        return venv
+        setattr(obj, name, timed)
 
 
 def replay_env(source: Any, frames: int) -> Any:
@@ -120,37 +113,26 @@ def warm_up(venv: Any, args: argparse.Namespace) -> None:
 def run_ppo(venv: Any, args: argparse.Namespace, n_steps: int) -> Dict[str, float]:
     from stable_baselines3 import PPO
 
-    timed = Timed(venv)
-    timed.wrap()
+    seconds: Dict[str, float] = {}
+    time_calls(venv, {"step_async": "env", "step_wait": "env", "reset": "env"}, seconds)
     model = PPO("MultiInputPolicy", venv, verbose=0, n_steps=n_steps, batch_size=512, n_epochs=1,
                 gamma=0.997, ent_coef=0.01, seed=0, device=args.device)  # fmt: skip
-    phases = {"collect": 0.0, "train": 0.0}
-    for name in phases:
-        inner = getattr(model, {"collect": "collect_rollouts", "train": "train"}[name])
-
-        def timed_phase(*a: Any, _inner: Any = inner, _name: str = name, **k: Any) -> Any:
-            t = time.perf_counter()
-            try:
-                return _inner(*a, **k)
-            finally:
-                phases[_name] += time.perf_counter() - t
-
-        setattr(model, {"collect": "collect_rollouts", "train": "train"}[name], timed_phase)
+    time_calls(model, {"collect_rollouts": "collect", "train": "train"}, seconds)
     total = n_steps * venv.num_envs * args.rollouts
-    timed.seconds = 0.0
+    seconds["env"] = 0.0
     t0 = time.perf_counter()
     model.learn(total_timesteps=total)
     wall = time.perf_counter() - t0
-    env_s = timed.seconds
+    env_s = seconds["env"]
     return {
         "device": str(model.device),
         "steps": total,
         "seconds": wall,
         "steps_per_second": total / wall,
         "env_seconds": env_s,
-        "sb3_collect_seconds": phases["collect"] - env_s,
-        "train_seconds": phases["train"],
-        "other_seconds": wall - phases["collect"] - phases["train"],
+        "sb3_collect_seconds": seconds["collect"] - env_s,
+        "train_seconds": seconds["train"],
+        "other_seconds": wall - seconds["collect"] - seconds["train"],
     }
 
 
