@@ -4,7 +4,8 @@
    (as the reference's own test_performance), emurust (`PongBatch.run_steps`, 1 thread, and one
    Python call per step) against the C reference's loop (`oracle_run_steps`: the same step()
    over the same games, built with -O3);
-2. scaling: the same batch (4,096 games) on 1..16 threads, two ways: `run_steps` (each thread
+2. scaling: the same batch (4,096 games) on 1..16 threads, in --rounds rounds taking the thread
+   counts in turn (speedups are medians of each round's ratio), two ways: `run_steps` (each thread
    runs its block of games through all the steps: games are independent, so no per-step
    synchronisation; the engine's throughput) and one Python call per step (`step`, outputs
    into NumPy arrays, all threads joined every step: the RL loop's path);
@@ -78,29 +79,49 @@ def _steps_for(run, steps: int, min_seconds: float) -> int:
     return max(steps, int(steps * min_seconds / max(took, 1e-6)))
 
 
-def scaling(games: int, steps: int, threads: list[int], repeat: int, min_seconds: float = 1.0) -> dict:
+def scaling(games: int, steps: int, threads: list[int], rounds: int, min_seconds: float = 1.0) -> dict:
+    """The batch on each thread count, timed in `rounds` rounds that take the thread counts in
+    turn: the single-core figure moves with the machine's turbo state (on the device 29-47 M
+    steps/s within one call, lower right after all-core load), so each round's speedup divides
+    timings taken seconds apart, and the result is the median over rounds."""
     from emurust import _core
 
     acts = np.random.default_rng(1).integers(0, 3, (256, games)).astype(np.int32)
-    rows = []
+    acts64 = acts.astype(np.int64)
+    batches, run_steps = {}, {}
     for t in threads:
         b = _core.PongBatch(games, num_threads=t)
         b.seed(list(range(games)))
         b.reset(np.zeros((games, 8), np.float32))
+        batches[t] = b
         # run_steps timed over at least --min-seconds: a short timing (4,096 games x 2,000
         # steps is ~16 ms on 16 threads) measures the threads' wake-up and the last chunk's
         # tail, not the throughput the independent processes' ceiling is measured at.
-        run_steps = _steps_for(lambda k: b.run_steps(acts, k), steps, min_seconds)
-        t_run = _time(lambda: b.run_steps(acts, run_steps), repeat)
-        t_call = _time(lambda: _python_loop(b, acts.astype(np.int64), steps), repeat)
-        rows.append({"threads": t, "sps": games * run_steps / t_run, "run_steps_steps": run_steps,
-                     "python_call_per_step_sps": games * steps / t_call})
-    base = rows[0]["sps"]
-    for r in rows:
-        r["speedup"] = r["sps"] / base
-        print(f"{games} games, {r['threads']:>2} threads: {r['sps'] / 1e6:7.1f} M steps/s (x{r['speedup']:.1f}); "
-              f"one Python call per step: {r['python_call_per_step_sps'] / 1e6:.1f} M steps/s")
-    return {"games": games, "steps": steps, "rows": rows}
+        run_steps[t] = _steps_for(lambda k, b=b: b.run_steps(acts, k), steps, min_seconds)
+    sps: dict[int, list[float]] = {t: [] for t in threads}
+    call_sps: dict[int, list[float]] = {t: [] for t in threads}
+    for _ in range(rounds):
+        for t in threads:
+            b = batches[t]
+            sps[t].append(games * run_steps[t] / _time(lambda b=b, t=t: b.run_steps(acts, run_steps[t]), 1))
+            call_sps[t].append(games * steps / _time(lambda b=b: _python_loop(b, acts64, steps), 1))
+    base = threads[0]
+    rows = []
+    for t in threads:
+        per_round = [x / y for x, y in zip(sps[t], sps[base])]
+        per_round_call = [x / y for x, y in zip(call_sps[t], call_sps[base])]
+        rows.append({"threads": t, "sps": statistics.median(sps[t]), "sps_rounds": sps[t],
+                     "run_steps_steps": run_steps[t], "speedup": statistics.median(per_round),
+                     "speedup_rounds": per_round,
+                     "python_call_per_step_sps": statistics.median(call_sps[t]),
+                     "python_call_per_step_sps_rounds": call_sps[t],
+                     "python_call_per_step_speedup": statistics.median(per_round_call)})
+        r = rows[-1]
+        print(f"{games} games, {t:>2} threads: {r['sps'] / 1e6:7.1f} M steps/s (rounds "
+              f"{', '.join(f'{x / 1e6:.1f}' for x in sps[t])}); x{r['speedup']:.1f} of {base} thread(s) "
+              f"(rounds {', '.join(f'{x:.1f}' for x in per_round)}); one Python call per step: "
+              f"{r['python_call_per_step_sps'] / 1e6:.1f} M steps/s (x{r['python_call_per_step_speedup']:.1f})")
+    return {"games": games, "steps": steps, "rounds": rounds, "rows": rows}
 
 
 def _ppo(venv, steps: int, device: str) -> float:
@@ -153,6 +174,7 @@ def main() -> None:
                     help="scaling: each run_steps timing lasts at least this long (more steps)")
     ap.add_argument("--threads", default="1,2,4,8,16")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=5, help="scaling: rounds taking the thread counts in turn")
     ap.add_argument("--ppo-envs", type=int, default=16)
     ap.add_argument("--ppo-steps", type=int, default=32_768)
     ap.add_argument("--device", default="cpu", help="torch device of the PPO part")
@@ -163,7 +185,7 @@ def main() -> None:
     if "core" in parts:
         out["one_core"] = one_core(args.games, args.steps, args.repeat)
     if "scaling" in parts:
-        out["scaling"] = scaling(args.games, args.steps, [int(t) for t in args.threads.split(",")], args.repeat,
+        out["scaling"] = scaling(args.games, args.steps, [int(t) for t in args.threads.split(",")], args.rounds,
                                  args.min_seconds)
     if "ppo" in parts:
         out["ppo"] = ppo(args.ppo_envs, args.ppo_steps, args.device)

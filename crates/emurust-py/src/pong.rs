@@ -423,12 +423,32 @@ impl PongBatch {
             return Err(value_err(format!("actions must be 0, 1 or 2, got {a}")));
         }
         let rows = shape[0];
+        // Sixteen chunks per thread (at least RUN_MIN_CHUNK games): a round ends when its last
+        // chunk does, so a thread slowed by the machine (a busy or slower core) takes fewer and
+        // the others wait at most one small chunk. With one chunk per thread every round waited
+        // for the slowest thread; with four, the device still lost ~15% to 16 processes.
+        let chunk = n.div_ceil(16 * self.threads).max(RUN_MIN_CHUNK);
+        // The actions chunk by chunk (chunk k's rows one after another, a byte each), so that a
+        // chunk reads its actions as one sequential stream. In the caller's (K, N) layout each
+        // step of a chunk read one cache line K*N*4 bytes from the last (4 MiB for 256 rows of
+        // 4,096 games), which the prefetchers do not follow. On the device, same call, 4,096
+        // games on 16 threads: 574-579 M steps/s against 554-557 M (16 independent processes:
+        // 597 M).
+        let by_chunk: Vec<u8> = (0..n)
+            .step_by(chunk)
+            .flat_map(|first| {
+                let len = chunk.min(n - first);
+                (0..rows).flat_map(move |r| table[r * n + first..][..len].iter().map(|&a| a as u8))
+            })
+            .collect();
         let run_block = |first: usize, block: &mut [Pong], steps: std::ops::Range<usize>| {
+            let len = block.len();
+            let actions = &by_chunk[first * rows..(first + len) * rows];
             let mut total = 0f64;
             for t in steps {
-                let row = &table[(t % rows) * n + first..];
+                let row = &actions[(t % rows) * len..][..len];
                 for (g, &a) in block.iter_mut().zip(row) {
-                    total += g.step(a).reward as f64;
+                    total += g.step(i32::from(a)).reward as f64;
                 }
             }
             total
@@ -440,11 +460,6 @@ impl PongBatch {
         // ~30 ms of wall time per round whatever the thread count (a round's join is paid
         // once per round).
         let per_round = (RUN_ROUND_GAME_STEPS * self.threads / n).max(1);
-        // Sixteen chunks per thread (at least RUN_MIN_CHUNK games): a round ends when its last
-        // chunk does, so a thread slowed by the machine (a busy or slower core) takes fewer and
-        // the others wait at most one small chunk. With one chunk per thread every round waited
-        // for the slowest thread; with four, the device still lost ~15% to 16 processes.
-        let chunk = n.div_ceil(16 * self.threads).max(RUN_MIN_CHUNK);
         let steps = steps as usize;
         let mut total = 0f64;
         let mut done = 0usize;
