@@ -48,7 +48,7 @@ if [ "${PART:-games}" = games ]; then
         # GAMES="dodge pokered-battle ...": only these (a re-run of some).
         [ -n "${GAMES:-}" ] && [[ " $GAMES " != *" ${r%% *} "* ]] && continue
         bench_pinned $core "pyboy-${r%% *}" --engines emurust,pyboy --roms "${r#* }" --patterns render,skip24,no_render \
-            --sound on,off --frames "${FRAMES:-6000}" --repeat 3 &
+            --sound on,off --frames "${FRAMES:-6000}" --repeat "${REPEAT:-5}" &
         core=$((core + 2))
     done
     wait
@@ -57,7 +57,7 @@ if [ "${PART:-games}" = games ]; then
     for rom in games/dodge.gb games/runner.gb games/snake.gb $C/games/libbet.gb $C/games/shock-lobster.gb $P; do
         [ -n "${SKIP_GAMBATTE:-}" ] && continue
         bench_pinned $core "gambatte-$(basename "$rom" .gb)" --engines emurust,gambatte --roms "$rom" --patterns render \
-            --sound on --frames "${FRAMES:-6000}" --repeat 3 &
+            --sound on --frames "${FRAMES:-6000}" --repeat "${REPEAT:-5}" &
         core=$((core + 2))
     done
     echo "== PyBoy API, per call (one core, beside the Gambatte runs)" | tee -a "$LOG"

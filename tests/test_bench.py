@@ -247,6 +247,23 @@ def test_engines_take_turns_run_by_run(monkeypatch):
     assert by_engine["gambatte"]["runs"] == 1
 
 
+def test_ratio_to_pyboy_is_the_median_of_the_rounds_ratios(monkeypatch):
+    """Each round runs the engines back to back, so its ratio sees one machine speed; the
+    reported ratio is the median over rounds, the ratio of the medians is kept beside it."""
+    fps = {"emurust": iter([12.0, 16.0, 30.0]), "pyboy": iter([6.0, 16.0, 15.0])}
+
+    def fake_run_one(engine, rom, pattern, frames, cpu, timeout, sound="on", state="", cgb="auto"):
+        return {"engine": engine, "fps": next(fps[engine]), "fps_wall": 1.0, "always_draws": False}
+
+    monkeypatch.setattr(bench, "run_one", fake_run_one)
+    monkeypatch.setattr(bench, "available", lambda e: None)
+    r = bench.compare([str(ROOT / "roms" / "bench.gb")], ["emurust", "pyboy"], ["render"], 10, 3, log=lambda *a: None)
+    ours = next(s for s in r["summary"] if s["engine"] == "emurust")
+    assert ours["vs_pyboy_rounds"] == [2.0, 1.0, 2.0] and ours["vs_pyboy"] == 2.0
+    assert ours["vs_pyboy_of_medians"] == 16.0 / 15.0
+    assert ours["vs"] == {"pyboy": 2.0}
+
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
 

@@ -33,8 +33,11 @@ present (EMURUST_TEST_ROMS, default ../shared/data/roms-dev), its homebrew games
 
 frames/s is frames / CPU seconds of the worker process (time.process_time), robust on a loaded
 shared machine; wall-clock frames/s is recorded too. The reported figure is the median of
---repeat runs; the engines take turns run by run, so that a drift in the machine's speed falls
-on all of them alike. Ratios are against PyBoy on the same ROM, pattern and sound mode.
+--repeat runs; the engines take turns run by run (a round runs each engine once, back to back),
+so that a drift in the machine's speed falls on all of them alike. Ratios are against PyBoy on
+the same ROM, pattern and sound mode: the median over rounds of each round's ratio (the ratio of
+the two medians is in the JSON too, `vs_pyboy_of_medians`; it mixes rounds taken at different
+machine speeds: on the device one engine's runs moved up to 1.5x between rounds).
 
 Engines that are not installed are skipped with the reason (pip install pyboy==2.8.1,
 pip install gambaterm, apt-get install libmgba0.10 + pip install mgba cached-property). mGBA
@@ -418,12 +421,13 @@ def compare(
                 # (frequency, neighbours) falls on all of them alike.
                 got: dict[str, list[dict[str, Any]]] = {e: [] for e in eligible}
                 failed: set[str] = set()
-                for _ in range(repeat):
+                for round_ in range(repeat):
                     for engine in eligible:
                         if engine in failed:
                             continue
                         r = run_one(engine, path, pattern, frames, cpu, timeout, sound, state_path, cgb)
                         r["rom"] = entry
+                        r["round"] = round_
                         runs.append(r)
                         if "error" in r:
                             log(f"{engine} {entry} {pattern} sound {sound} cgb {cgb}: ERROR {r['error']}")
@@ -447,17 +451,37 @@ def compare(
                             "fps_min": min(fps),
                             "fps_max": max(fps),
                             "fps_wall": statistics.median(g["fps_wall"] for g in ok),
+                            "fps_by_round": {g["round"]: g["fps"] for g in ok},
                             "always_draws": ok[0]["always_draws"],
                             "runs": len(ok),
                         }
                     )
                     log(f"  {engine:9} {pathlib.Path(rom).name:18} {pattern:9} sound {sound:3} cgb {cgb:4} "
                         f"{summary[-1]['fps']:10,.0f} frames/s")
-    # Ratios against PyBoy, same ROM, pattern, sound mode and hardware choice.
-    ref = {_key(s): s["fps"] for s in summary if s["engine"] == "pyboy"}
+    # Ratios against PyBoy, same ROM, pattern, sound mode and hardware choice: the median of
+    # the rounds' ratios (each round runs the engines back to back, so a drift of the machine's
+    # speed between rounds cancels in its ratio), and the ratio of the medians beside it.
+    ref = {_key(s): s for s in summary if s["engine"] == "pyboy"}
     for s in summary:
         p = ref.get(_key(s))
-        s["vs_pyboy"] = s["fps"] / p if p else None
+        paired = [] if p is None else [
+            fps / p["fps_by_round"][k] for k, fps in s["fps_by_round"].items() if k in p["fps_by_round"]
+        ]
+        s["vs_pyboy"] = statistics.median(paired) if paired else None
+        s["vs_pyboy_rounds"] = paired
+        s["vs_pyboy_of_medians"] = s["fps"] / p["fps"] if p else None
+    # The same paired ratio against every other engine of the measurement (emurust against
+    # Gambatte, say): {engine: median of the rounds' ratios}.
+    by_key: dict[tuple, list[dict[str, Any]]] = {}
+    for s in summary:
+        by_key.setdefault(_key(s), []).append(s)
+    for group in by_key.values():
+        for s in group:
+            s["vs"] = {}
+            for o in group:
+                ratios = [fps / o["fps_by_round"][k] for k, fps in s["fps_by_round"].items() if k in o["fps_by_round"]]
+                if o is not s and ratios:
+                    s["vs"][o["engine"]] = statistics.median(ratios)
     machine["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     return {
         "what": "frames per second on one core (frames / CPU seconds of the worker), median of runs",
@@ -492,7 +516,7 @@ def format_table(result: dict[str, Any]) -> str:
     lines = [
         f"frames/s on one core ({m.get('cpu_model')}, {m.get('logical_cpus')} logical CPUs, "
         f"load average {', '.join(f'{x:.2f}' for x in (m.get('loadavg') or []))}); "
-        f"{result['frames']} frames, median of {result['repeat']}; (x) = ratio vs PyBoy 2.8.1",
+        f"{result['frames']} frames, median of {result['repeat']}; (x) = ratio vs PyBoy 2.8.1, the median of the rounds' ratios",
         "",
         "| ROM | pattern | sound | " + ("cgb | " if show_cgb else "") + " | ".join(engines) + " |",
         "|---|---|---|" + ("---|" if show_cgb else "") + "---:|" * len(engines),
