@@ -51,8 +51,10 @@ def time_calls(obj: Any, methods: Dict[str, str], seconds: Dict[str, float]) -> 
         setattr(obj, name, timed)
 
 
-def replay_env(source: Any, frames: int) -> Any:
-    """A VecEnv with ``source``'s spaces that replays ``frames`` recorded steps."""
+def replay_env(source: Any, frames: int, burn: Any = None) -> Any:
+    """A VecEnv with ``source``'s spaces that replays ``frames`` recorded steps; ``burn`` (if
+    given) is called in each ``step_wait`` (a stand-in for the environment's load on the
+    machine's cores)."""
     from stable_baselines3.common.vec_env import VecEnv
 
     obs0 = source.reset()
@@ -79,6 +81,8 @@ def replay_env(source: Any, frames: int) -> Any:
             pass
 
         def step_wait(self) -> Any:
+            if burn is not None:
+                burn()
             k = self.i % len(recorded)
             self.i += 1
             return recorded[k], rewards[k], self.no_dones, self.no_infos
@@ -99,6 +103,23 @@ def replay_env(source: Any, frames: int) -> Any:
             return [False] * self.num_envs
 
     return Replay()
+
+
+def core_burner(seconds: float) -> Any:
+    """A callable that keeps every core busy for about ``seconds`` (4,096 Pong games stepped on
+    all threads, GIL released): the environment's load without its data."""
+    import os
+
+    from emurust import _core
+
+    n = 4096
+    games = _core.PongBatch(n, num_threads=os.cpu_count() or 1)
+    acts = np.random.default_rng(0).integers(0, 3, (16, n)).astype(np.int32)
+    games.run_steps(acts, 100)
+    t = time.perf_counter()
+    games.run_steps(acts, 2000)
+    steps = max(1, int(2000 * seconds / (time.perf_counter() - t)))
+    return lambda: games.run_steps(acts, steps)
 
 
 def warm_up(venv: Any, args: argparse.Namespace) -> None:
@@ -150,6 +171,8 @@ def main() -> int:
     p.add_argument("--pyboy", action="store_true", help="also v2 on PyBoy in SubprocVecEnv (the baseline)")
     p.add_argument("--pyboy-rollouts", type=int, default=1)
     p.add_argument("--v2-shims", action="store_true", help="stand-ins for v2's image/video imports")
+    p.add_argument("--replay-busy", action="store_true",
+                   help="also the replay with every core busy in each step for the batch's mean step time")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
     if args.envs < 1 or args.rollouts < 1 or args.n_steps < 1:
@@ -171,6 +194,15 @@ def main() -> int:
     replay = replay_env(RedV2VecEnv(cfg, num_envs=args.envs, num_threads=args.threads), 64)
     res["replay"] = run_ppo(replay, args, args.n_steps)
     print("replay (SB3 alone):", json.dumps(res["replay"]), flush=True)
+    if args.replay_busy:
+        # The same replay with every core busy for as long as the batch's mean step took: if
+        # SB3's own time grows as beside the real environment, the machine (frequency, power)
+        # slows it, not the environment's data.
+        calls = res["batch"]["steps"] // args.envs + 1
+        burn = core_burner(res["batch"]["env_seconds"] / calls)
+        busy = replay_env(RedV2VecEnv(cfg, num_envs=args.envs, num_threads=args.threads), 64, burn)
+        res["replay_busy"] = run_ppo(busy, args, args.n_steps)
+        print("replay, cores busy between SB3's calls:", json.dumps(res["replay_busy"]), flush=True)
     if args.pyboy:
         venv = subproc(args, cfg, swap=False)
         rollouts = args.rollouts
