@@ -27,6 +27,10 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--frameskip", type=int, default=1, help="the reference's frameskip parameter (pong.py's default 1)")
     ap.add_argument("--deterministic", action="store_true", help="evaluate the policy's most likely action (default: sample)")
+    ap.add_argument("--learning-rate", type=float, default=1e-3)
+    ap.add_argument("--keep-training", action="store_true",
+                    help="train on to --max-steps after the agent first beats the opponent")
+    ap.add_argument("--n-steps", type=int, default=128, help="PPO's rollout length per environment")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--torch-threads", type=int, default=1)
     ap.add_argument("--reference", action="store_true", help="also evaluate on the C reference (needs EMURUST_REFERENCES)")
@@ -44,7 +48,7 @@ def main() -> None:
     torch.manual_seed(args.seed)
     venv = VecMonitor(PongVecEnv(args.envs, max_episode_steps=3000, frameskip=args.frameskip))
     venv.seed(args.seed)
-    model = PPO("MlpPolicy", venv, n_steps=128, batch_size=1024, n_epochs=4, learning_rate=1e-3, gamma=0.99,
+    model = PPO("MlpPolicy", venv, n_steps=args.n_steps, batch_size=1024, n_epochs=4, learning_rate=args.learning_rate, gamma=0.99,
                 gae_lambda=0.95, ent_coef=0.01, clip_range=0.2, seed=args.seed, verbose=0, device=args.device)
     t0 = time.perf_counter()
     history = []
@@ -68,7 +72,8 @@ def main() -> None:
         if ev["point_share"] > 0.5 and beaten_at is None:
             beaten_at = steps
             print(f"beats the scripted opponent after {steps:,} steps", flush=True)
-            break
+            if not args.keep_training:
+                break
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"beaten_at": beaten_at, "history": history, "envs": args.envs, "seed": args.seed,
