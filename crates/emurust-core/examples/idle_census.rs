@@ -5,14 +5,22 @@
 //! Also runs the same frames with the fast paths off and checks that the instruction count,
 //! the PC trace and the save state are the same.
 //!
-//! `cargo run --release -p emurust-core --example idle_census -- ROM FRAMES [state=PATH] [top=N]`
+//! `cargo run --release -p emurust-core --example idle_census -- ROM FRAMES [state=PATH] [top=N] [still]`
+//! (`still`: no buttons pressed, as `emurust bench` runs a state)
 
 use std::collections::HashMap;
 use std::time::Instant;
 
 use emurust_core::gameboy::{GameBoy, LoopVerdict, Options};
 
-fn run(rom: &[u8], state: Option<&[u8]>, frames: u32, fast: bool, census: bool) -> (GameBoy, f64) {
+fn run(
+    rom: &[u8],
+    state: Option<&[u8]>,
+    frames: u32,
+    fast: bool,
+    census: bool,
+    still: bool,
+) -> (GameBoy, f64) {
     let options = Options::default();
     let mut gb = match state {
         None => GameBoy::with_options(rom.into(), None, options),
@@ -30,23 +38,25 @@ fn run(rom: &[u8], state: Option<&[u8]>, frames: u32, fast: bool, census: bool) 
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        gb.set_buttons(x as u8);
+        gb.set_buttons(if still { 0 } else { x as u8 });
         gb.run_frame(false, false);
     }
     (gb, t.elapsed().as_secs_f64())
 }
 
 fn main() {
-    let usage = "usage: idle_census ROM FRAMES [state=PATH] [top=N]";
+    let usage = "usage: idle_census ROM FRAMES [state=PATH] [top=N] [still]";
     let mut args = std::env::args().skip(1);
     let rom_path = args.next().expect(usage);
     let frames: u32 = args.next().map_or(600, |f| f.parse().expect(usage));
-    let (mut state, mut top) = (None, 12usize);
+    let (mut state, mut top, mut still) = (None, 12usize, false);
     for a in args {
         if let Some(p) = a.strip_prefix("state=") {
             state = Some(std::fs::read(p).unwrap_or_else(|e| panic!("{p}: {e}")));
         } else if let Some(n) = a.strip_prefix("top=") {
             top = n.parse().expect(usage);
+        } else if a == "still" {
+            still = true;
         } else {
             panic!("{usage}");
         }
@@ -55,11 +65,11 @@ fn main() {
     // Timings: the fast paths on and off, census off, taking turns (best of 3).
     let (mut t_on, mut t_off) = (f64::MAX, f64::MAX);
     for _ in 0..3 {
-        t_on = t_on.min(run(&rom, state.as_deref(), frames, true, false).1);
-        t_off = t_off.min(run(&rom, state.as_deref(), frames, false, false).1);
+        t_on = t_on.min(run(&rom, state.as_deref(), frames, true, false, still).1);
+        t_off = t_off.min(run(&rom, state.as_deref(), frames, false, false, still).1);
     }
-    let (on, _) = run(&rom, state.as_deref(), frames, true, true);
-    let (off, _) = run(&rom, state.as_deref(), frames, false, false);
+    let (on, _) = run(&rom, state.as_deref(), frames, true, true, still);
+    let (off, _) = run(&rom, state.as_deref(), frames, false, false, still);
     assert_eq!(
         on.instructions(),
         off.instructions(),
