@@ -12,7 +12,14 @@ use std::time::Instant;
 
 use emurust_core::gameboy::{GameBoy, LoopVerdict, Options};
 
-fn run(rom: &[u8], state: Option<&[u8]>, frames: u32, fast: bool, census: bool) -> (GameBoy, f64) {
+fn run(
+    rom: &[u8],
+    state: Option<&[u8]>,
+    frames: u32,
+    fast: bool,
+    census: bool,
+    trace: bool,
+) -> (GameBoy, f64) {
     let options = Options::default();
     let mut gb = match state {
         None => GameBoy::with_options(rom.into(), None, options),
@@ -20,6 +27,7 @@ fn run(rom: &[u8], state: Option<&[u8]>, frames: u32, fast: bool, census: bool) 
     }
     .unwrap_or_else(|e| panic!("{e}"));
     gb.wait_loop_fast_paths = fast;
+    gb.set_pc_trace(trace);
     if census {
         gb.loop_census = Some(Box::default());
     }
@@ -55,11 +63,11 @@ fn main() {
     // Timings: the fast paths on and off, census off, taking turns (best of 3).
     let (mut t_on, mut t_off) = (f64::MAX, f64::MAX);
     for _ in 0..3 {
-        t_on = t_on.min(run(&rom, state.as_deref(), frames, true, false).1);
-        t_off = t_off.min(run(&rom, state.as_deref(), frames, false, false).1);
+        t_on = t_on.min(run(&rom, state.as_deref(), frames, true, false, false).1);
+        t_off = t_off.min(run(&rom, state.as_deref(), frames, false, false, false).1);
     }
-    let (on, _) = run(&rom, state.as_deref(), frames, true, true);
-    let (off, _) = run(&rom, state.as_deref(), frames, false, false);
+    let (on, _) = run(&rom, state.as_deref(), frames, true, true, true);
+    let (off, _) = run(&rom, state.as_deref(), frames, false, false, true);
     assert_eq!(
         on.instructions(),
         off.instructions(),

@@ -306,12 +306,12 @@ impl GameBoy {
     /// instructions each) are the same and the next instruction starts the next one.
     fn trace_period(&self) -> Option<usize> {
         let n = self.instructions as usize;
-        if n < 2 * MAX_LOOP_LEN {
-            return None;
-        }
+        // Two periods must have been traced (the trace is complete from `pc_trace_from`).
+        let traced = self.instructions.saturating_sub(self.pc_trace_from) as usize;
+        let longest = MAX_LOOP_LEN.min(traced / 2);
         let back = |k: usize| self.pc_trace[n.wrapping_sub(k) & PC_TRACE_MASK];
         let pc = self.cpu.r.pc;
-        let len = (1..=MAX_LOOP_LEN).find(|&k| back(k) == pc)?;
+        let len = (1..=longest).find(|&k| back(k) == pc)?;
         (1..=len).all(|k| back(k) == back(k + len)).then_some(len)
     }
 

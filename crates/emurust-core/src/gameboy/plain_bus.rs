@@ -235,7 +235,7 @@ mod tests {
                         m.bus.bail = 0;
                         if plain {
                             let target = m.bus.cycles + 1;
-                            m.run_plain(target);
+                            m.run_plain::<true>(target);
                         } else {
                             m.execute_instruction();
                         }
