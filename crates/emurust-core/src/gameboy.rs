@@ -124,6 +124,22 @@ impl RomWindow {
         // was made); the window is current (see above).
         Some(unsafe { *base.wrapping_add(addr) })
     }
+
+    /// The little-endian word at `addr` and `addr + 1` if the window serves both from the
+    /// same bank (one lookup for the two bytes).
+    #[inline(always)]
+    fn read_word(&self, addr: u16) -> Option<u16> {
+        let addr = addr as usize;
+        // SAFETY: `addr >> 14` < 4.
+        let base = unsafe { *self.bases.get_unchecked(addr >> 14) };
+        if base.is_null() || addr & 0x3FFF == 0x3FFF {
+            return None;
+        }
+        // SAFETY: as in `read`; `addr + 1` lies in the same quarter, so in the same bank.
+        Some(u16::from_le_bytes(unsafe {
+            std::ptr::read_unaligned(base.wrapping_add(addr) as *const [u8; 2])
+        }))
+    }
 }
 
 // SAFETY: the pointers are addresses into the ROM image of the cartridge owned by the same
