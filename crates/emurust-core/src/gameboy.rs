@@ -887,7 +887,8 @@ const PC_TRACE_MASK: usize = PC_TRACE_LEN - 1;
 
 /// Cycles before a look for an idle loop from which the plain loop traces the PC even with
 /// the trace off: the look reads the last `2 * MAX_LOOP_LEN` (24) instructions, and 24
-/// instructions of a busy-wait loop (4-24 cycles each) fit in 576 cycles.
+/// instructions (4-24 cycles each) fit in 576 cycles. A look that finds fewer traced (one at
+/// a slice's start, to resume a loop, or after a halt) comes back this many cycles later.
 const TRACE_LEAD: u64 = 576;
 
 impl GameBoy {
