@@ -107,6 +107,27 @@ def test_a_divergence_is_caught_and_reported():
     assert d.emurust == d.pyboy ^ 0x5A
     assert len(d.trace) == 32
     assert "frame 90: WRAM 0xc123" in str(d)
+    # The rollout switched the (opt-in) PC trace on: the report names the last instructions.
+    assert "last instructions (emurust PC trace, oldest first): " + " ".join(f"{pc:04X}" for pc in d.trace) in str(d)
+
+
+def test_the_pc_trace_is_opt_in():
+    import emurust
+    from emurust import _core
+
+    gb = emurust.GameBoy(str(ROOT / "roms" / "timer.gb"))
+    host = _core.Host(gb)
+    gb.tick(5, False)
+    with pytest.raises(ValueError, match="PC trace is off"):
+        host.pc_trace()
+    host.set_pc_trace(True)
+    assert host.pc_trace() == [], "nothing traced yet"
+    gb.tick(5, False)
+    trace = host.pc_trace()
+    assert len(trace) == 32 and all(0x100 <= pc < 0x8000 for pc in trace), [hex(pc) for pc in trace]
+    host.set_pc_trace(False)
+    with pytest.raises(ValueError):
+        host.pc_trace()
 
 
 @pytest.mark.parametrize("rom", GAMES, ids=lambda p: p.stem)

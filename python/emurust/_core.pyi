@@ -117,8 +117,11 @@ class Host:
     def __init__(self, gb: GameBoy) -> None: ...
     @property
     def gameboy(self) -> GameBoy: ...
+    def set_pc_trace(self, on: bool) -> None:
+        """Trace every instruction's address from now on (off by default: it costs time)."""
     def pc_trace(self) -> list[int]:
-        """Addresses of the last 32 instructions executed, oldest first."""
+        """Addresses of the last instructions executed (up to 32, traced since
+        ``set_pc_trace(True)``), oldest first; ValueError while the trace is off."""
     def ld_b_b(self) -> Optional[dict[str, int]]:
         """LD B,B (0x40), the test-ROM breakpoint: None before the first; else "count" (so far),
         "pc" of the first and the registers ("a".."l", "sp") when it executed."""

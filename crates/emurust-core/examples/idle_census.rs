@@ -20,6 +20,7 @@ fn run(
     fast: bool,
     census: bool,
     still: bool,
+    trace: bool,
 ) -> (GameBoy, f64) {
     let options = Options::default();
     let mut gb = match state {
@@ -28,6 +29,7 @@ fn run(
     }
     .unwrap_or_else(|e| panic!("{e}"));
     gb.wait_loop_fast_paths = fast;
+    gb.set_pc_trace(trace);
     if census {
         gb.loop_census = Some(Box::default());
     }
@@ -65,11 +67,11 @@ fn main() {
     // Timings: the fast paths on and off, census off, taking turns (best of 3).
     let (mut t_on, mut t_off) = (f64::MAX, f64::MAX);
     for _ in 0..3 {
-        t_on = t_on.min(run(&rom, state.as_deref(), frames, true, false, still).1);
-        t_off = t_off.min(run(&rom, state.as_deref(), frames, false, false, still).1);
+        t_on = t_on.min(run(&rom, state.as_deref(), frames, true, false, still, false).1);
+        t_off = t_off.min(run(&rom, state.as_deref(), frames, false, false, still, false).1);
     }
-    let (on, _) = run(&rom, state.as_deref(), frames, true, true, still);
-    let (off, _) = run(&rom, state.as_deref(), frames, false, false, still);
+    let (on, _) = run(&rom, state.as_deref(), frames, true, true, still, true);
+    let (off, _) = run(&rom, state.as_deref(), frames, false, false, still, true);
     assert_eq!(
         on.instructions(),
         off.instructions(),

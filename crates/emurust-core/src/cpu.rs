@@ -21,6 +21,14 @@ use std::mem::offset_of;
 pub trait Bus {
     /// Fetch of an opcode or an immediate operand byte at `addr` (an "r-m" M-cycle).
     fn fetch(&mut self, addr: u16) -> u8;
+    /// The two fetches of a little-endian 16-bit immediate at `addr` and `addr + 1`, in that
+    /// order (a bus that serves both bytes from one place may read them together).
+    #[inline(always)]
+    fn fetch_word(&mut self, addr: u16) -> u16 {
+        let lo = self.fetch(addr);
+        let hi = self.fetch(addr.wrapping_add(1));
+        u16::from_le_bytes([lo, hi])
+    }
     /// Data read (an "r-m" M-cycle).
     fn read(&mut self, addr: u16) -> u8;
     /// Data write (a "-wm" M-cycle).
@@ -285,10 +293,9 @@ impl Cpu {
     #[inline(always)]
     fn fetch_word<B: Bus>(&mut self, bus: &mut B, pc: &mut u16) -> u16 {
         let at = *pc;
-        let lo = bus.fetch(at);
-        let hi = bus.fetch(at.wrapping_add(1));
+        let v = bus.fetch_word(at);
         *pc = at.wrapping_add(2);
-        u16::from_le_bytes([lo, hi])
+        v
     }
 
     /// Two write cycles: high byte at SP-1, then low byte at SP-2.

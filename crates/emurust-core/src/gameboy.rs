@@ -124,6 +124,22 @@ impl RomWindow {
         // was made); the window is current (see above).
         Some(unsafe { *base.wrapping_add(addr) })
     }
+
+    /// The little-endian word at `addr` and `addr + 1` if the window serves both from the
+    /// same bank (one lookup for the two bytes).
+    #[inline(always)]
+    fn read_word(&self, addr: u16) -> Option<u16> {
+        let addr = addr as usize;
+        // SAFETY: `addr >> 14` < 4.
+        let base = unsafe { *self.bases.get_unchecked(addr >> 14) };
+        if base.is_null() || addr & 0x3FFF == 0x3FFF {
+            return None;
+        }
+        // SAFETY: as in `read`; `addr + 1` lies in the same quarter, so in the same bank.
+        Some(u16::from_le_bytes(unsafe {
+            std::ptr::read_unaligned(base.wrapping_add(addr) as *const [u8; 2])
+        }))
+    }
 }
 
 // SAFETY: the pointers are addresses into the ROM image of the cartridge owned by the same
@@ -792,9 +808,16 @@ pub struct GameBoy {
     /// the HALT itself after the interrupt.
     halted_after_ei: bool,
     pub frames: u64,
-    /// Addresses of the last instructions executed (a ring), for divergence reports;
-    /// instruction `k` (counted by `instructions`) is at `k mod PC_TRACE_LEN`.
+    /// Addresses of the last instructions executed (a ring), for divergence reports and the
+    /// idle-loop finder; instruction `k` (counted by `instructions`) is at `k mod PC_TRACE_LEN`.
+    /// Complete from instruction `pc_trace_from` on: the plain loop stores into it only while
+    /// `pc_trace_on` or shortly before a look for an idle loop (see [`TRACE_LEAD`]).
     pc_trace: [u16; PC_TRACE_LEN],
+    /// The first instruction since which every instruction is in `pc_trace`.
+    pc_trace_from: u64,
+    /// Every instruction goes into `pc_trace` (divergence reports); off by default: the store
+    /// costs 1.2-1.6% of the host instructions on Pokemon Red (callgrind).
+    pc_trace_on: bool,
     /// Instructions executed since power-on (statistics and the PC trace's write position;
     /// not part of save states).
     instructions: u64,
@@ -862,6 +885,12 @@ pub const PC_TRACE_LEN: usize = 32;
 const _: () = assert!(PC_TRACE_LEN.is_power_of_two());
 const PC_TRACE_MASK: usize = PC_TRACE_LEN - 1;
 
+/// Cycles before a look for an idle loop from which the plain loop traces the PC even with
+/// the trace off: the look reads the last `2 * MAX_LOOP_LEN` (24) instructions, and 24
+/// instructions (4-24 cycles each) fit in 576 cycles. A look that finds fewer traced (one at
+/// a slice's start, to resume a loop, or after a halt) comes back this many cycles later.
+const TRACE_LEAD: u64 = 576;
+
 impl GameBoy {
     /// Power on with `boot_rom` (256 bytes, mapped at 0000-00FF until FF50 is written), or
     /// in the state the boot ROM leaves when `boot_rom` is `None`. The hardware (DMG or
@@ -926,6 +955,8 @@ impl GameBoy {
             halted_after_ei: false,
             frames: 0,
             pc_trace: [0; PC_TRACE_LEN],
+            pc_trace_from: 0,
+            pc_trace_on: false,
             instructions: 0,
             resume_frame: false,
             break_hit: false,
@@ -1457,7 +1488,12 @@ impl GameBoy {
                     continue;
                 }
                 if self.cpu.ei_delay == 0 && !self.cpu.locked && !self.bus.dma.active {
-                    self.run_plain(target.min(idle_check));
+                    // Untraced until shortly before the next look for an idle loop.
+                    if self.pc_trace_on || self.bus.cycles + TRACE_LEAD >= idle_check {
+                        self.run_plain_traced(target.min(idle_check));
+                    } else {
+                        self.run_plain::<false>(target.min(idle_check - TRACE_LEAD));
+                    }
                 } else {
                     self.execute_instruction();
                 }
@@ -1485,18 +1521,31 @@ impl GameBoy {
         }
     }
 
+    /// [`GameBoy::run_plain`] with the PC trace, out of line: it runs seldom (with the trace
+    /// off) and a second copy of the interpreter inside `run_slice` costs the first one
+    /// registers (inlined: +0.7M host instructions on Pokemon Red's battle, callgrind).
+    #[inline(never)]
+    fn run_plain_traced(&mut self, target: u64) {
+        self.run_plain::<true>(target);
+    }
+
     /// Instructions while the CPU is not locked, no EI countdown is under way and no OAM DMA
     /// runs: what `execute_instruction` does, minus the bookkeeping such a CPU does not need
     /// (the locked test, EI's countdown and its slice-ending check, and the HL snapshot: only
     /// OAM reads during a DMA look at it, and a DMA can only start with a write to FF46, which
     /// ends the slice). Returns when the slice's time is up, when an instruction bails (an EI
     /// among them: the next instruction needs the countdown), or when the CPU locks.
+    /// `TRACE`: each instruction's address goes into the PC trace; without it the trace is
+    /// complete only from the next instruction on.
     #[inline(always)]
-    fn run_plain(&mut self, target: u64) {
+    fn run_plain<const TRACE: bool>(&mut self, target: u64) {
         // The instruction count stays in a local (a register) while the loop runs.
         let mut count = self.instructions;
-        self.run_plain_counted(target, &mut count);
+        self.run_plain_counted::<TRACE>(target, &mut count);
         self.instructions = count;
+        if !TRACE {
+            self.pc_trace_from = count;
+        }
     }
 
     /// [`GameBoy::run_plain`]'s loop, counting instructions in `count` instead of
@@ -1506,7 +1555,7 @@ impl GameBoy {
     /// 104 host instructions per SM83 instruction (Pokemon Red battle), spilled and reloaded
     /// around the opcode arms.
     #[inline(always)]
-    fn run_plain_counted(&mut self, target: u64, count: &mut u64) {
+    fn run_plain_counted<const TRACE: bool>(&mut self, target: u64, count: &mut u64) {
         debug_assert!(!self.bus.dma.active);
         let cpu = &mut self.cpu;
         let mut bus = PlainBus::new(&mut self.bus, target);
@@ -1516,12 +1565,18 @@ impl GameBoy {
         let mut pc = cpu.r.pc;
         // One test per instruction: a bail sets `limit` to 0 (see `PlainBus`).
         while bus.cycles < bus.limit {
-            pc_trace[*count as usize & PC_TRACE_MASK] = pc;
-            *count += 1;
+            if TRACE {
+                pc_trace[*count as usize & PC_TRACE_MASK] = pc;
+            }
             let start = bus.cycles;
             bus.instr_start = start;
             // Every M-cycle's bus call moves `cycles` on by 4.
-            match cpu.step_plain(&mut bus, &mut pc) {
+            let step = cpu.step_plain(&mut bus, &mut pc);
+            // Counted after the step: the compiler then keeps the count in one register
+            // (an `inc` per instruction instead of a `lea` and a `mov`; battle -2.0M host
+            // instructions, callgrind).
+            *count += 1;
+            match step {
                 Step::Normal => {}
                 Step::Locked => break,
                 Step::Halt => {
@@ -1787,12 +1842,31 @@ impl GameBoy {
         self.instructions
     }
 
-    /// The last instructions' addresses, oldest first.
-    pub fn pc_trace(&self) -> Vec<u16> {
-        let n = PC_TRACE_LEN;
-        (0..n)
-            .map(|i| self.pc_trace[(self.instructions as usize).wrapping_add(i) % n])
-            .collect()
+    /// Trace every instruction's address (see [`GameBoy::pc_trace`]) or not (the default:
+    /// the trace costs time).
+    pub fn set_pc_trace(&mut self, on: bool) {
+        if on && !self.pc_trace_on {
+            // What the idle-loop finder traced before stays out of the reports.
+            self.pc_trace_from = self.instructions;
+        }
+        self.pc_trace_on = on;
+    }
+
+    /// The last instructions' addresses, oldest first: up to [`PC_TRACE_LEN`] of them, while
+    /// the trace is on ([`GameBoy::set_pc_trace`]) and all traced; `None` while it is off.
+    pub fn pc_trace(&self) -> Option<Vec<u16>> {
+        if !self.pc_trace_on {
+            return None;
+        }
+        let n = self.instructions;
+        let from = self
+            .pc_trace_from
+            .max(n.saturating_sub(PC_TRACE_LEN as u64));
+        Some(
+            (from..n)
+                .map(|k| self.pc_trace[k as usize & PC_TRACE_MASK])
+                .collect(),
+        )
     }
 
     #[inline(always)]

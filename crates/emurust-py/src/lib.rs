@@ -822,8 +822,10 @@ impl PyGameBoy {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn impl_pc_trace(&self) -> Vec<u16> {
-        self.gb.pc_trace()
+    fn impl_pc_trace(&self) -> PyResult<Vec<u16>> {
+        self.gb.pc_trace().ok_or_else(|| {
+            PyValueError::new_err("the PC trace is off: call Host(gb).set_pc_trace(True) first")
+        })
     }
 
     #[allow(clippy::too_many_arguments)]

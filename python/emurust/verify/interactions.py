@@ -180,6 +180,7 @@ def run_pair(
     pb = None
     try:
         gb = emurust.GameBoy(path, boot_rom=boot)
+        emurust._core.Host(gb).set_pc_trace(True)  # a divergence report lists the last instructions
         pb = make_pyboy(path)
         wram = {}
         ref = None

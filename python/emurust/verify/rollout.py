@@ -197,6 +197,7 @@ def rollout(
         boot = f.read()
     sound = dict(sound_emulated=sound_emulated, sound_sample_rate=sound_sample_rate)
     gb = emurust.GameBoy(rom_path, boot_rom=boot if boot_rom else None, cgb=hw_cgb, **sound)
+    emurust._core.Host(gb).set_pc_trace(True)  # a divergence report lists the last instructions
     pb = make_pyboy(rom_path, cgb, **sound)
     skip = () if boot_rom else ("VRAM", "VRAM bank 1")
     if start_state is not None:

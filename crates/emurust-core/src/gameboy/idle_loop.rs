@@ -30,7 +30,7 @@
 //! to the interpreter: an OAM DMA or HDMA running, EI pending, breakpoints, any other I/O,
 //! VRAM, OAM, cartridge RAM (clocks), code outside ROM and RAM.
 
-use super::{GameBoy, PC_TRACE_LEN, PC_TRACE_MASK};
+use super::{GameBoy, PC_TRACE_LEN, PC_TRACE_MASK, TRACE_LEAD};
 use crate::cpu::Registers;
 
 /// Cycles between two looks at the PC trace within a slice: a loop is found at most this
@@ -260,8 +260,13 @@ impl GameBoy {
         let hdma = self.bus.cgb && self.bus.cgbx.hdma.active;
         if self.may_run_wait_loop() && !self.bus.dma.active && !hdma && !self.cpu.locked {
             let pc = self.cpu.r.pc;
+            let mut untraced = false;
             let verdict = if self.resume_idle_loop(target) {
                 LoopVerdict::Skipped
+            } else if self.instructions - self.pc_trace_from < 2 * MAX_LOOP_LEN as u64 {
+                // The plain loop ran untraced (see `TRACE_LEAD`) until too recently to say.
+                untraced = true;
+                LoopVerdict::NoLoop
             } else {
                 match self.trace_period() {
                     Some(len) => self.fast_forward_loop(len, target),
@@ -279,6 +284,11 @@ impl GameBoy {
             self.idle_retry = retry;
             if retry {
                 return self.bus.cycles;
+            }
+            if untraced {
+                // Look again as soon as the trace reaches back far enough: the slice loop
+                // traces from now on (the look is at most TRACE_LEAD cycles away).
+                return self.bus.cycles + TRACE_LEAD;
             }
         }
         self.bus.cycles + IDLE_CHECK_INTERVAL
@@ -306,9 +316,8 @@ impl GameBoy {
     /// instructions each) are the same and the next instruction starts the next one.
     fn trace_period(&self) -> Option<usize> {
         let n = self.instructions as usize;
-        if n < 2 * MAX_LOOP_LEN {
-            return None;
-        }
+        // The caller checked that the trace is complete that far back.
+        debug_assert!(self.instructions - self.pc_trace_from >= 2 * MAX_LOOP_LEN as u64);
         let back = |k: usize| self.pc_trace[n.wrapping_sub(k) & PC_TRACE_MASK];
         let pc = self.cpu.r.pc;
         let len = (1..=MAX_LOOP_LEN).find(|&k| back(k) == pc)?;

@@ -93,6 +93,28 @@ impl Bus for PlainBus<'_> {
     }
 
     #[inline(always)]
+    fn fetch_word(&mut self, addr: u16) -> u16 {
+        match self.bus.rom_window.read_word(addr) {
+            Some(v) => {
+                self.cycles += 8;
+                debug_assert_eq!(
+                    v,
+                    u16::from_le_bytes([
+                        self.bus.cart.read_rom(addr),
+                        self.bus.cart.read_rom(addr + 1)
+                    ])
+                );
+                v
+            }
+            None => {
+                let lo = self.fetch(addr);
+                let hi = self.fetch(addr.wrapping_add(1));
+                u16::from_le_bytes([lo, hi])
+            }
+        }
+    }
+
+    #[inline(always)]
     fn read(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
         if addr.wrapping_sub(0xC000) < 0x2000 {
@@ -235,7 +257,7 @@ mod tests {
                         m.bus.bail = 0;
                         if plain {
                             let target = m.bus.cycles + 1;
-                            m.run_plain(target);
+                            m.run_plain::<true>(target);
                         } else {
                             m.execute_instruction();
                         }
@@ -252,5 +274,31 @@ mod tests {
                 }
             }
         }
+    }
+    /// 16-bit immediates fetched from the ROM window: from one bank (one read for both bytes)
+    /// and across the 3FFF/4000 boundary, where the second byte comes from the switched bank.
+    #[test]
+    fn word_immediates_across_the_bank_boundary() {
+        let mut rom = vec![0u8; 0x10000];
+        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+        rom[0x147] = 0x01; // MBC1
+        rom[0x148] = 0x01; // 64 KiB, 4 banks
+                           // 3FFB: LD HL,1234; 3FFE: LD BC,nn (low byte at 3FFF, high byte at 4000); 4001: JR -2.
+        rom[0x3FFB..0x4000].copy_from_slice(&[0x21, 0x34, 0x12, 0x01, 0x78]);
+        for bank in 1..4 {
+            rom[bank * 0x4000..bank * 0x4000 + 3].copy_from_slice(&[0x50 + bank as u8, 0x18, 0xFE]);
+        }
+        rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
+        let mut gb = GameBoy::new(rom.into(), None).unwrap();
+        let now = gb.bus.cycles;
+        gb.bus.write_at(0x2000, 2, now, 0);
+        gb.bus.bail = 0;
+        gb.cpu.r.pc = 0x3FFB;
+        let start = gb.bus.cycles;
+        gb.run_plain::<true>(start + 24);
+        assert_eq!(gb.bus.cycles, start + 24);
+        assert_eq!(gb.cpu.r.pc, 0x4001);
+        assert_eq!(gb.cpu.r.hl(), 0x1234);
+        assert_eq!(gb.cpu.r.bc(), 0x5278, "the high byte from bank 2");
     }
 }
