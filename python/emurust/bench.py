@@ -36,7 +36,7 @@ shared machine; wall-clock frames/s is recorded too. The reported figure is the 
 --repeat runs; the engines take turns run by run (a round runs each engine once, back to back),
 so that a drift in the machine's speed falls on all of them alike. Ratios are against PyBoy on
 the same ROM, pattern and sound mode: the median over rounds of each round's ratio (the ratio of
-the two medians is in the JSON too, `vs_pyboy_of_medians`; it mixes rounds taken at different
+the two medians is in the JSON too, as vs_pyboy_of_medians; it mixes rounds taken at different
 machine speeds: on the device one engine's runs moved up to 1.5x between rounds).
 
 Engines that are not installed are skipped with the reason (pip install pyboy==2.8.1,
