@@ -458,30 +458,22 @@ def compare(
                     )
                     log(f"  {engine:9} {pathlib.Path(rom).name:18} {pattern:9} sound {sound:3} cgb {cgb:4} "
                         f"{summary[-1]['fps']:10,.0f} frames/s")
-    # Ratios against PyBoy, same ROM, pattern, sound mode and hardware choice: the median of
-    # the rounds' ratios (each round runs the engines back to back, so a drift of the machine's
-    # speed between rounds cancels in its ratio), and the ratio of the medians beside it.
-    ref = {_key(s): s for s in summary if s["engine"] == "pyboy"}
+    # Ratios between the engines of one ROM, pattern, sound mode and hardware choice: the
+    # median of the rounds' ratios (each round runs the engines back to back, so a drift of the
+    # machine's speed between rounds cancels in its ratio), against PyBoy ("vs_pyboy", with the
+    # ratio of the medians beside it) and against every other engine ("vs": emurust against
+    # Gambatte, say).
+    groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in summary:
-        p = ref.get(_key(s))
-        paired = [] if p is None else [
-            fps / p["fps_by_round"][k] for k, fps in s["fps_by_round"].items() if k in p["fps_by_round"]
-        ]
-        s["vs_pyboy"] = statistics.median(paired) if paired else None
-        s["vs_pyboy_rounds"] = paired
-        s["vs_pyboy_of_medians"] = s["fps"] / p["fps"] if p else None
-    # The same paired ratio against every other engine of the measurement (emurust against
-    # Gambatte, say): {engine: median of the rounds' ratios}.
-    by_key: dict[tuple, list[dict[str, Any]]] = {}
-    for s in summary:
-        by_key.setdefault(_key(s), []).append(s)
-    for group in by_key.values():
+        groups.setdefault(_key(s), []).append(s)
+    for group in groups.values():
+        pyboy = next((o for o in group if o["engine"] == "pyboy"), None)
         for s in group:
-            s["vs"] = {}
-            for o in group:
-                ratios = [fps / o["fps_by_round"][k] for k, fps in s["fps_by_round"].items() if k in o["fps_by_round"]]
-                if o is not s and ratios:
-                    s["vs"][o["engine"]] = statistics.median(ratios)
+            ratios = {o["engine"]: _round_ratios(s, o) for o in group}
+            s["vs"] = {e: statistics.median(r) for e, r in ratios.items() if e != s["engine"] and r}
+            s["vs_pyboy_rounds"] = ratios.get("pyboy", [])
+            s["vs_pyboy"] = statistics.median(s["vs_pyboy_rounds"]) if s["vs_pyboy_rounds"] else None
+            s["vs_pyboy_of_medians"] = s["fps"] / pyboy["fps"] if pyboy else None
     machine["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     return {
         "what": "frames per second on one core (frames / CPU seconds of the worker), median of runs",
@@ -497,6 +489,11 @@ def compare(
         "summary": summary,
         "runs": runs,
     }
+
+
+def _round_ratios(s: dict[str, Any], o: dict[str, Any]) -> list[float]:
+    """``s``'s frames/s over ``o``'s, round by round (the rounds both completed)."""
+    return [fps / o["fps_by_round"][k] for k, fps in s["fps_by_round"].items() if k in o["fps_by_round"]]
 
 
 def _key(s: dict[str, Any]) -> tuple:
