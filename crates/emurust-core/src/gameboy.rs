@@ -80,10 +80,9 @@ impl OamDma {
 }
 
 /// Where opcode fetches (and `run_plain`'s data reads) read cartridge ROM directly, without
-/// the memory map: for each quarter
-/// of the address space (`addr >> 14`) a pointer to the first byte of the ROM bank mapped
-/// there, less the quarter's first address (so the byte at `addr` is at
-/// `bases[addr >> 14] + addr`), or null where the window serves nothing: 8000-FFFF always,
+/// the memory map: for each quarter of the address space (`addr >> 14`) a pointer to the first
+/// byte of the ROM bank mapped there, less the quarter's first address (so the byte at `addr`
+/// is at `bases[addr >> 14] + addr`), or null where the window serves nothing: 8000-FFFF always,
 /// 0000-7FFF while the boot ROM is mapped (a boot ROM's run is short). One load and one test
 /// per fetch is what the interpreter's loop pays for.
 ///

@@ -283,7 +283,8 @@ mod tests {
         rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
         rom[0x147] = 0x01; // MBC1
         rom[0x148] = 0x01; // 64 KiB, 4 banks
-                           // 3FFB: LD HL,1234; 3FFE: LD BC,nn (low byte at 3FFF, high byte at 4000); 4001: JR -2.
+
+        // 3FFB: LD HL,1234; 3FFE: LD BC,nn (low byte at 3FFF, high byte at 4000); 4001: JR -2.
         rom[0x3FFB..0x4000].copy_from_slice(&[0x21, 0x34, 0x12, 0x01, 0x78]);
         for bank in 1..4 {
             rom[bank * 0x4000..bank * 0x4000 + 3].copy_from_slice(&[0x50 + bank as u8, 0x18, 0xFE]);
