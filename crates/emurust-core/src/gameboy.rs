@@ -556,9 +556,10 @@ impl SystemBus {
     fn write_at(&mut self, addr: u16, value: u8, now: u64, offset: u64) {
         match addr {
             0x0000..=0x7FFF => {
+                // The slice goes on: a bank switch changes no device's next event, and the
+                // plain loop reads the remade window at its next fetch.
                 self.cart.write_rom_area(addr, value, now);
                 self.refresh_rom_window();
-                self.bail |= BAIL_END;
             }
             0x8000..=0x9FFF => {
                 self.lcd.write_vram(addr, value, now, offset);

@@ -302,4 +302,32 @@ mod tests {
         assert_eq!(gb.cpu.r.hl(), 0x1234);
         assert_eq!(gb.cpu.r.bc(), 0x5278, "the high byte from bank 2");
     }
+
+    /// A ROM-bank switch does not stop the plain loop: the window is remade by the write and
+    /// the next fetch from 4000-7FFF reads the new bank, in the same run.
+    #[test]
+    fn bank_switch_keeps_the_plain_loop_running() {
+        let mut rom = vec![0u8; 0x10000];
+        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+        rom[0x147] = 0x01; // MBC1
+        rom[0x148] = 0x01; // 64 KiB, 4 banks
+                           // 0150: LD A,2; LD (2000),A; JP 4000.
+        rom[0x150..0x158].copy_from_slice(&[0x3E, 0x02, 0xEA, 0x00, 0x20, 0xC3, 0x00, 0x40]);
+        for bank in 1..4 {
+            // 4000 in bank n: LD B,0x50+n; JR -2.
+            let at = bank * 0x4000;
+            rom[at..at + 4].copy_from_slice(&[0x06, 0x50 + bank as u8, 0x18, 0xFE]);
+        }
+        rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
+        let mut gb = GameBoy::new(rom.into(), None).unwrap();
+        gb.bus.refresh_rom_window();
+        gb.cpu.r.pc = 0x150;
+        let start = gb.bus.cycles;
+        // 8 + 16 + 16 + 8 cycles: up to and including LD B,n in the switched bank.
+        gb.run_plain::<true>(start + 48);
+        assert_eq!(gb.bus.bail, 0, "the bank write ended the run");
+        assert_eq!(gb.bus.cycles, start + 48);
+        assert_eq!(gb.cpu.r.pc, 0x4002);
+        assert_eq!(gb.cpu.r.b, 0x52, "fetched from bank 2");
+    }
 }
