@@ -189,6 +189,9 @@ pub struct SystemBus {
     /// only before a data access that needs it).
     opcode: u16,
     hl_at_start: u16,
+    /// Within `GameBoy::run_frame`: the APU may skip its end-of-turn catch-ups while
+    /// [`Apu::catch_up_can_wait`]; register accesses and the frame's end catch it up.
+    apu_may_lag: bool,
     /// [`BAIL_END`]: set by writes that may change what the scheduler planned; ends the
     /// slice. [`BAIL_POLL`]: an `LDH A,(n)` just read an LCD register a polling loop may wait
     /// on (a hint for [`GameBoy::run_poll_loop`]; the slice goes on). [`BAIL_DMA_WAIT`]: an
@@ -242,6 +245,7 @@ impl SystemBus {
             instr_start: 0,
             opcode: 0,
             hl_at_start: 0,
+            apu_may_lag: false,
             bail: 0,
         }
     }
@@ -361,7 +365,40 @@ impl SystemBus {
     #[inline(never)]
     fn write_slow(&mut self, addr: u16, value: u8) {
         let (now, offset) = self.data_access_stamp();
+        if addr < 0x8000 {
+            return self.write_mbc_from_cpu(addr, value, now);
+        }
         self.write_at(addr, value, now, offset)
+    }
+
+    /// An instruction's write to the MBC's registers (Pokemon Red switches banks hundreds of
+    /// times a frame). PyBoy ends its CPU slice after it, and the turn end and slice start
+    /// that follow change nothing but the APU's clock when they would be light (see
+    /// `GameBoy::light_turn_end`): no device event is due before the slice's planned end (the
+    /// LCD's, the timer's and the serial port's catch-ups compose; a lagging LCD's slice is a
+    /// single instruction anyway), no interrupt is pending, no OAM DMA, serial transfer or
+    /// HDMA runs. Then the slice goes on, with that APU part done here, at the instruction's
+    /// end; the plain loop reads the remade ROM window at its next fetch.
+    fn write_mbc_from_cpu(&mut self, addr: u16, value: u8, now: u64) {
+        self.cart.write_rom_area(addr, value, now);
+        self.refresh_rom_window();
+        // Stores whose write is their last M-cycle: the instruction ends at `cycles`.
+        let ends_now = matches!(
+            self.opcode,
+            0x02 | 0x12 | 0x22 | 0x32 | 0x36 | 0x70..=0x75 | 0x77 | 0xEA
+        );
+        let quiet = ends_now
+            && !self.dma.active
+            && self.serial.idle()
+            && !(self.cgb && self.cgbx.hdma.active)
+            && self.pending_interrupts() == 0;
+        if quiet && !self.apu.emulated() {
+            self.apu.tick(self.cycles);
+        } else if quiet && self.apu_may_lag && self.apu.catch_up_can_wait() {
+            self.apu.skip_turn_catch_up(self.cycles);
+        } else {
+            self.bail |= BAIL_END;
+        }
     }
 
     /// [`Bus::fetch`] outside the ROM window (see [`RomWindow`]).
@@ -556,10 +593,9 @@ impl SystemBus {
     fn write_at(&mut self, addr: u16, value: u8, now: u64, offset: u64) {
         match addr {
             0x0000..=0x7FFF => {
-                // The slice goes on: a bank switch changes no device's next event, and the
-                // plain loop reads the remade window at its next fetch.
                 self.cart.write_rom_area(addr, value, now);
                 self.refresh_rom_window();
+                self.bail |= BAIL_END;
             }
             0x8000..=0x9FFF => {
                 self.lcd.write_vram(addr, value, now, offset);
@@ -876,9 +912,6 @@ pub struct GameBoy {
     /// Within `run_frame`: the APU's scheduling distance never decides a turn (see
     /// `run_frame`), as `run_halted_turns` needs.
     apu_far: bool,
-    /// Within `run_frame`: the APU may skip its end-of-turn catch-ups while
-    /// [`Apu::catch_up_can_wait`]; register accesses and the frame's end catch it up.
-    apu_may_lag: bool,
 }
 
 pub const PC_TRACE_LEN: usize = 32;
@@ -974,7 +1007,6 @@ impl GameBoy {
             next_idle_check: 0,
             idle_retry: false,
             apu_far: false,
-            apu_may_lag: false,
         };
         if !with_boot {
             crate::postboot::apply(&mut gb)?;
@@ -1027,7 +1059,7 @@ impl GameBoy {
         // leaves never decides a turn.
         self.apu_far =
             self.halted_fast_path && self.bus.apu.cycles_to_interrupt() >= 4 * FRAME_CYCLES;
-        self.apu_may_lag = self.apu_far && self.apu_turn_deferral;
+        self.bus.apu_may_lag = self.apu_far && self.apu_turn_deferral;
         while !self.bus.lcd.frame_done() {
             self.run_turns();
             if self.cpu.halted && self.halted_fast_path {
@@ -1035,8 +1067,8 @@ impl GameBoy {
             }
         }
         self.apu_far = false;
-        if self.apu_may_lag {
-            self.apu_may_lag = false;
+        if self.bus.apu_may_lag {
+            self.bus.apu_may_lag = false;
             self.bus.apu.catch_up_if_behind(self.bus.cycles);
         }
         self.frames += 1;
@@ -1068,7 +1100,7 @@ impl GameBoy {
             // The APU's part of `run_quiet_halted_turns`' condition (a catch-up in a general
             // turn may start or end a sweep delay).
             let apu = &self.bus.apu;
-            let quiet_apu = (self.apu_may_lag && apu.catch_up_can_wait()) || !apu.emulated();
+            let quiet_apu = (self.bus.apu_may_lag && apu.catch_up_can_wait()) || !apu.emulated();
             let quiet = quiet_apu
                 && if cgb_apu {
                     self.run_quiet_halted_turns::<true>()
@@ -1200,7 +1232,7 @@ impl GameBoy {
         let bus = &mut self.bus;
         // The APU's part first (`end_turn` would repeat it to the same effect).
         if bus.apu.emulated() {
-            if !(self.apu_may_lag && bus.apu.catch_up_can_wait()) {
+            if !(bus.apu_may_lag && bus.apu.catch_up_can_wait()) {
                 return false;
             }
             bus.apu.skip_turn_catch_up(now);
@@ -1242,7 +1274,7 @@ impl GameBoy {
         if bus.dma.active && !bus.dma.reading {
             bus.dma_catch_up(now, 0, 0);
         }
-        if self.apu_may_lag {
+        if bus.apu_may_lag {
             bus.apu.lagging_turn_end(now);
         } else {
             bus.apu.tick(now);
@@ -1276,7 +1308,7 @@ impl GameBoy {
     #[inline]
     fn turn_budget(&mut self) -> i64 {
         let budget = self.slice_budget();
-        if self.apu_may_lag && budget == self.bus.apu.cycles_to_interrupt() as i64 {
+        if self.bus.apu_may_lag && budget == self.bus.apu.cycles_to_interrupt() as i64 {
             return self.turn_budget_apu_caught_up();
         }
         budget
@@ -1294,7 +1326,7 @@ impl GameBoy {
             .min(b.apu.cycles_to_interrupt() as i64)
             .min(b.serial.cycles_to_interrupt() as i64);
         debug_assert_eq!(budget, self.slice_budget());
-        if self.apu_may_lag && budget == self.bus.apu.cycles_to_interrupt() as i64 {
+        if self.bus.apu_may_lag && budget == self.bus.apu.cycles_to_interrupt() as i64 {
             return self.turn_budget_apu_caught_up();
         }
         budget

@@ -182,7 +182,8 @@ impl Bus for PlainBus<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{GameBoy, BAIL_EI};
+    use super::super::{GameBoy, Options, BAIL_EI, BAIL_END};
+    use crate::apu::SoundOptions;
     use crate::cpu::Registers;
     use std::sync::Arc;
 
@@ -303,10 +304,11 @@ mod tests {
         assert_eq!(gb.cpu.r.bc(), 0x5278, "the high byte from bank 2");
     }
 
-    /// A ROM-bank switch does not stop the plain loop: the window is remade by the write and
-    /// the next fetch from 4000-7FFF reads the new bank, in the same run.
+    /// A ROM-bank switch by `LD (nn),A` goes on with the plain loop when the turn end PyBoy
+    /// makes there would be light (the APU's part done at the write, and the next fetch from
+    /// 4000-7FFF reads the new bank in the same run), and ends it otherwise.
     #[test]
-    fn bank_switch_keeps_the_plain_loop_running() {
+    fn bank_switch_ends_the_run_only_when_the_turn_end_is_not_light() {
         let mut rom = vec![0u8; 0x10000];
         rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
         rom[0x147] = 0x01; // MBC1
@@ -319,15 +321,49 @@ mod tests {
             rom[at..at + 4].copy_from_slice(&[0x06, 0x50 + bank as u8, 0x18, 0xFE]);
         }
         rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
-        let mut gb = GameBoy::new(rom.into(), None).unwrap();
-        gb.bus.refresh_rom_window();
-        gb.cpu.r.pc = 0x150;
-        let start = gb.bus.cycles;
-        // 8 + 16 + 16 + 8 cycles: up to and including LD B,n in the switched bank.
-        gb.run_plain::<true>(start + 48);
-        assert_eq!(gb.bus.bail, 0, "the bank write ended the run");
-        assert_eq!(gb.bus.cycles, start + 48);
-        assert_eq!(gb.cpu.r.pc, 0x4002);
-        assert_eq!(gb.cpu.r.b, 0x52, "fetched from bank 2");
+        let rom: Arc<[u8]> = rom.into();
+        // (case, sound emulated, APU may lag, pending interrupt, run goes on)
+        let cases = [
+            ("sound off", false, false, false, true),
+            ("sound on, APU may lag", true, true, false, true),
+            (
+                "sound on, APU catches up each turn",
+                true,
+                false,
+                false,
+                false,
+            ),
+            ("interrupt pending", false, false, true, false),
+        ];
+        for (case, emulated, may_lag, pending, goes_on) in cases {
+            let options = Options {
+                cgb: Some(false),
+                sound: SoundOptions {
+                    emulated,
+                    ..SoundOptions::default()
+                },
+            };
+            let mut gb = GameBoy::with_options(rom.clone(), None, options).unwrap();
+            gb.bus.refresh_rom_window();
+            gb.bus.apu_may_lag = may_lag;
+            if pending {
+                gb.bus.ie_reg = 0x04;
+                gb.bus.if_reg = 0x04;
+            }
+            gb.cpu.r.pc = 0x150;
+            let start = gb.bus.cycles;
+            // 8 + 16 + 16 + 8 cycles: up to and including LD B,n in the switched bank.
+            gb.run_plain::<true>(start + 48);
+            if goes_on {
+                assert_eq!(gb.bus.bail, 0, "{case}: the bank write ended the run");
+                assert_eq!(gb.bus.cycles, start + 48, "{case}");
+                assert_eq!(gb.cpu.r.pc, 0x4002, "{case}");
+                assert_eq!(gb.cpu.r.b, 0x52, "{case}: fetched from bank 2");
+            } else {
+                assert_eq!(gb.bus.bail & BAIL_END, BAIL_END, "{case}: the run went on");
+                assert_eq!(gb.bus.cycles, start + 24, "{case}");
+                assert_eq!(gb.cpu.r.pc, 0x155, "{case}");
+            }
+        }
     }
 }
