@@ -912,6 +912,9 @@ pub struct GameBoy {
     /// Within `run_frame`: the APU's scheduling distance never decides a turn (see
     /// `run_frame`), as `run_halted_turns` needs.
     apu_far: bool,
+    /// Within `run_slice`'s light turns: the absolute cycle before which neither the timer,
+    /// the APU nor the serial port has an event (see [`GameBoy::next_target`]; 0: unknown).
+    others_at: u64,
 }
 
 pub const PC_TRACE_LEN: usize = 32;
@@ -1007,6 +1010,7 @@ impl GameBoy {
             next_idle_check: 0,
             idle_retry: false,
             apu_far: false,
+            others_at: 0,
         };
         if !with_boot {
             crate::postboot::apply(&mut gb)?;
@@ -1504,6 +1508,8 @@ impl GameBoy {
         let idle_loops = self.wait_loop_fast_paths && self.idle_loop_fast_forward;
         // `next_idle_check` while the light turns run (stored when the call returns).
         let mut planned_idle_check = self.next_idle_check;
+        // Worked out at the first light turn's end (see `GameBoy::next_target`).
+        self.others_at = 0;
         loop {
             self.bus.bail = 0;
             // The next look for an idle loop (`idle_loop`): every IDLE_CHECK_INTERVAL cycles of
@@ -1549,8 +1555,48 @@ impl GameBoy {
                 return;
             }
             planned_idle_check = idle_check;
-            target = self.bus.cycles + self.turn_budget_timer_synced().max(4) as u64;
+            target = self.next_target();
         }
+    }
+
+    /// The next slice's target after a light turn's end: [`GameBoy::turn_budget_timer_synced`]
+    /// from now. The LCD, just caught up, is usually nearest; the other devices' nearest event
+    /// is then at or after `others_at`, the absolute cycle `now + min(timer, APU, serial
+    /// distances)` as of the last full budget ([`GameBoy::next_target_and_others`]). Between
+    /// two full budgets none of those events comes nearer: the timer's overflow keeps its time
+    /// (writes to its registers end the slice, and such a turn's end takes the full budget;
+    /// reads only sync it), and the idle serial port's and the APU's distances only grow with
+    /// time. So an LCD target before `others_at` is the full budget's (and never ties the
+    /// APU's distance: no lagging APU catch-up is due).
+    #[inline(always)]
+    fn next_target(&mut self) -> u64 {
+        let b = &self.bus;
+        let lcd = b.lcd.cycles_to_interrupt().min(b.lcd.cycles_to_frame());
+        let end = b.cycles + lcd.max(4) as u64;
+        if b.bail & BAIL_END == 0 && end < self.others_at {
+            debug_assert_eq!(lcd, self.slice_budget());
+            debug_assert!(
+                !self.bus.apu_may_lag || lcd != self.bus.apu.cycles_to_interrupt() as i64
+            );
+            return end;
+        }
+        self.next_target_and_others()
+    }
+
+    /// The next slice's target after a light turn's end ([`GameBoy::turn_budget_timer_synced`]),
+    /// and `others_at` for [`GameBoy::quiet_turn_end`]: when the nearest of the timer's, the
+    /// APU's and the serial port's events is due, as their distances now say.
+    #[inline(never)]
+    fn next_target_and_others(&mut self) -> u64 {
+        let target = self.bus.cycles + self.turn_budget_timer_synced().max(4) as u64;
+        let b = &self.bus;
+        let others = b
+            .timer
+            .cycles_to_interrupt()
+            .min(b.apu.cycles_to_interrupt())
+            .min(b.serial.cycles_to_interrupt());
+        self.others_at = b.cycles.saturating_add(others);
+        target
     }
 
     /// [`GameBoy::run_plain`] with the PC trace, out of line: it runs seldom (with the trace
