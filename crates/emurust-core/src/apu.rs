@@ -432,7 +432,7 @@ impl Apu {
     /// Boy Color hardware two things do not compose (each catch-up drops its odd CPU cycle in
     /// double speed, and CH4's alignment each chunk's odd APU cycle): there the skipped
     /// catch-ups are deferred, keeping what they would have done that does not compose (see
-    /// [`Apu::defer_turn_end_cgb`]). Not while sound is off (a catch-up only records the
+    /// `Apu::defer_turn_end_cgb`). Not while sound is off (a catch-up only records the
     /// time), or while CH1's sweep waits to check or (CGB) to calculate its frequency (both
     /// land at a chunk's end).
     #[inline]

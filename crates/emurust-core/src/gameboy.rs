@@ -179,7 +179,7 @@ pub struct SystemBus {
     dma: OamDma,
     /// T-cycles since power-on (PyBoy's `cpu.cycles`). During an instruction each bus call
     /// adds its M-cycle (devices see `instr_start` and the stamps, never this; the M-cycles
-    /// so far pick a data access's stamp, see [`SystemBus::data_access_stamp`]).
+    /// so far pick a data access's stamp, see `SystemBus::data_access_stamp`).
     pub cycles: u64,
 
     // The instruction in flight.
@@ -762,7 +762,7 @@ impl Bus for SystemBus {
 
     /// Work RAM (C000-DFFF) is plain memory with no side effects (not even for OAM DMA)
     /// and HRAM nearly so (a running DMA catches up first, as in PyBoy): they are read here,
-    /// inline in each instruction, the rest in [`SystemBus::read_slow`].
+    /// inline in each instruction, the rest in `SystemBus::read_slow`.
     #[inline(always)]
     fn read(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
@@ -864,7 +864,7 @@ pub struct GameBoy {
     break_hit: bool,
     /// The cycle the current (or last) frame started at (statistics; not in save states).
     pub frame_start: u64,
-    /// Run halted stretches through [`GameBoy::run_halted_turns`] (the default); off, every
+    /// Run halted stretches through `GameBoy::run_halted_turns` (the default); off, every
     /// turn takes the general path. The results are the same either way (tested): a switch
     /// for that test and for measurements, not a setting.
     #[doc(hidden)]
@@ -874,13 +874,13 @@ pub struct GameBoy {
     /// Same results either way (tested); a switch for that test and for measurements.
     #[doc(hidden)]
     pub apu_turn_deferral: bool,
-    /// Run polling loops on LY/STAT ([`GameBoy::run_poll_loop`]) and OAM DMA wait loops
-    /// ([`GameBoy::run_dma_wait_loop`]) without the interpreter (the default); off, the
+    /// Run polling loops on LY/STAT (`GameBoy::run_poll_loop`) and OAM DMA wait loops
+    /// (`GameBoy::run_dma_wait_loop`) without the interpreter (the default); off, the
     /// interpreter runs them. Same results either way (tested); a switch for that test.
     #[doc(hidden)]
     pub wait_loop_fast_paths: bool,
     /// End the turns of a running CPU inside the slice loop when they can be light
-    /// ([`GameBoy::light_turn_end`], the default); off, every turn returns to `run_frame`.
+    /// (`GameBoy::light_turn_end`, the default); off, every turn returns to `run_frame`.
     /// Same results either way (tested); a switch for that test and for measurements.
     #[doc(hidden)]
     pub light_turns: bool,
@@ -1584,7 +1584,7 @@ impl GameBoy {
     }
 
     /// The next slice's target after a light turn's end ([`GameBoy::turn_budget_timer_synced`]),
-    /// and `others_at` for [`GameBoy::quiet_turn_end`]: when the nearest of the timer's, the
+    /// and `others_at` for [`GameBoy::next_target`]: when the nearest of the timer's, the
     /// APU's and the serial port's events is due, as their distances now say.
     #[inline(never)]
     fn next_target_and_others(&mut self) -> u64 {

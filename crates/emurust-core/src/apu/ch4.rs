@@ -81,7 +81,7 @@ pub(super) struct Noise {
     pub countdown: i64,
     pub step_cycles: i64,
     pub lfsr: u16,
-    /// T-cycles the LFSR's clock still has to run (lazy, as for [`Pulse::advance`]).
+    /// T-cycles the LFSR's clock still has to run (lazy, as for [`Pulse::advance`](super::ch2::Pulse::advance)).
     pending: u64,
     /// Game Boy Color hardware: PyBoy clocks the LFSR from a free-running 14-bit counter
     /// (the fields below) instead of the DMG's period timer.
@@ -282,7 +282,7 @@ impl Noise {
     }
 
     /// Run the LFSR's clock for `cycles` T-cycles (one shift per `step_cycles`), lazily:
-    /// exact for the same reason as [`Pulse::advance`]; period and width changes settle first.
+    /// exact for the same reason as [`Pulse::advance`](super::ch2::Pulse::advance); period and width changes settle first.
     #[inline]
     pub fn advance(&mut self, cycles: u64) {
         self.pending += cycles;

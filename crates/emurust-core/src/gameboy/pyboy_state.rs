@@ -2,7 +2,7 @@
 //! Color hardware. Loading also takes every older version PyBoy 2.8.1 loads (0 to 28): they
 //! are rewritten in version 29's layout with what they lack taken from this running machine,
 //! as PyBoy takes it from its running instance, and the readers below take the version (see
-//! [`pyboy_state_versions`](super::pyboy_state_versions)). Newer versions are refused.
+//! `pyboy_state_versions`). Newer versions are refused.
 //!
 //! A PyBoy state is the concatenation of its components' sections, in its Motherboard's order:
 //!
@@ -12,9 +12,9 @@
 //! | HDMA         | 10 (CGB only)  | HDMA1-5, active, current source and destination (16-bit) |
 //! | CPU          | 27             | A F B C D E, HL SP PC (16-bit), IME, EI delay, halted, stopped, IE, "interrupt queued", IF, cycles (64-bit) |
 //! | OAM DMA      | 12             | active, reading, source page, bytes copied, start cycle |
-//! | LCD          | [`PYBOY_LCD_SECTION_LEN`] | [`Lcd::load_pyboy_lcd`]                    |
+//! | LCD          | [`PYBOY_LCD_SECTION_LEN`] | [`Lcd::load_pyboy_lcd`](crate::lcd::Lcd::load_pyboy_lcd)                 |
 //! | sound        | [`pyboy_sound_section_len`] | [`Apu::load_pyboy`]                      |
-//! | renderer     | [`PYBOY_RENDERER_SECTION_LEN`] | the screen, [`Lcd::load_pyboy_renderer`] |
+//! | renderer     | [`PYBOY_RENDERER_SECTION_LEN`] | the screen, [`Lcd::load_pyboy_renderer`](crate::lcd::Lcd::load_pyboy_renderer) |
 //! | RAM          | 8491 (CGB: 33067) | WRAM (CGB: 8 banks of 4 KiB), FEA0-FEFF, FF00-FF4B (P1 and unused registers), HRAM |
 //! | WRAM bank    | 1              | SVBK (0 on the DMG)                                   |
 //! | timer        | [`PYBOY_TIMER_SECTION_LEN`] | [`Timer::load_pyboy`]                    |

@@ -642,7 +642,7 @@ impl Lcd {
 
     /// Whole lines of a halted stretch at once, with exactly the effects of their
     /// transitions one by one (DMG, LCD on and past its first frame). Called at `now` (the last
-    /// tick) with the next transition moving LY on ([`Step::NextLine`], mode 0); runs lines
+    /// tick) with the next transition moving LY on (`Step::NextLine`, mode 0); runs lines
     /// LY+1.. while each one's four transitions and the next line's start all come before
     /// `limit`, none of them can raise an interrupt, and the line is not the last before
     /// VBlank: no mode source in STAT, and the LY=LYC source off or LYC not among the lines.
@@ -650,7 +650,7 @@ impl Lcd {
     /// modes 3 and 0, so it is computed for the last line alone. Leaves the LCD as the
     /// transitions would, at the start of the last line's mode 0. Returns the new time (`now`
     /// when no line qualifies). On CGB hardware see
-    /// [`skip_quiet_lines_cgb`](Self::skip_quiet_lines_cgb).
+    /// `skip_quiet_lines_cgb`.
     #[inline]
     pub fn skip_quiet_lines(&mut self, now: u64, limit: u64) -> u64 {
         if self.cgb_hw {
