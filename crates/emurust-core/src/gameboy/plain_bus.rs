@@ -276,22 +276,31 @@ mod tests {
             }
         }
     }
-    /// 16-bit immediates fetched from the ROM window: from one bank (one read for both bytes)
-    /// and across the 3FFF/4000 boundary, where the second byte comes from the switched bank.
-    #[test]
-    fn word_immediates_across_the_bank_boundary() {
+    /// A 64 KiB MBC1 cartridge (4 banks) whose entry jumps to 0150, with `code` written into
+    /// it before the header checksum is taken.
+    fn mbc1_rom(code: impl FnOnce(&mut [u8])) -> Arc<[u8]> {
         let mut rom = vec![0u8; 0x10000];
         rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
         rom[0x147] = 0x01; // MBC1
         rom[0x148] = 0x01; // 64 KiB, 4 banks
-
-        // 3FFB: LD HL,1234; 3FFE: LD BC,nn (low byte at 3FFF, high byte at 4000); 4001: JR -2.
-        rom[0x3FFB..0x4000].copy_from_slice(&[0x21, 0x34, 0x12, 0x01, 0x78]);
-        for bank in 1..4 {
-            rom[bank * 0x4000..bank * 0x4000 + 3].copy_from_slice(&[0x50 + bank as u8, 0x18, 0xFE]);
-        }
+        code(&mut rom);
         rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
-        let mut gb = GameBoy::new(rom.into(), None).unwrap();
+        rom.into()
+    }
+
+    /// 16-bit immediates fetched from the ROM window: from one bank (one read for both bytes)
+    /// and across the 3FFF/4000 boundary, where the second byte comes from the switched bank.
+    #[test]
+    fn word_immediates_across_the_bank_boundary() {
+        let rom = mbc1_rom(|rom| {
+            // 3FFB: LD HL,1234; 3FFE: LD BC,nn (low byte at 3FFF, high byte at 4000); 4001: JR -2.
+            rom[0x3FFB..0x4000].copy_from_slice(&[0x21, 0x34, 0x12, 0x01, 0x78]);
+            for bank in 1..4 {
+                let at = bank * 0x4000;
+                rom[at..at + 3].copy_from_slice(&[0x50 + bank as u8, 0x18, 0xFE]);
+            }
+        });
+        let mut gb = GameBoy::new(rom, None).unwrap();
         let now = gb.bus.cycles;
         gb.bus.write_at(0x2000, 2, now, 0);
         gb.bus.bail = 0;
@@ -309,19 +318,15 @@ mod tests {
     /// 4000-7FFF reads the new bank in the same run), and ends it otherwise.
     #[test]
     fn bank_switch_ends_the_run_only_when_the_turn_end_is_not_light() {
-        let mut rom = vec![0u8; 0x10000];
-        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
-        rom[0x147] = 0x01; // MBC1
-        rom[0x148] = 0x01; // 64 KiB, 4 banks
-                           // 0150: LD A,2; LD (2000),A; JP 4000.
-        rom[0x150..0x158].copy_from_slice(&[0x3E, 0x02, 0xEA, 0x00, 0x20, 0xC3, 0x00, 0x40]);
-        for bank in 1..4 {
-            // 4000 in bank n: LD B,0x50+n; JR -2.
-            let at = bank * 0x4000;
-            rom[at..at + 4].copy_from_slice(&[0x06, 0x50 + bank as u8, 0x18, 0xFE]);
-        }
-        rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
-        let rom: Arc<[u8]> = rom.into();
+        let rom = mbc1_rom(|rom| {
+            // 0150: LD A,2; LD (2000),A; JP 4000.
+            rom[0x150..0x158].copy_from_slice(&[0x3E, 0x02, 0xEA, 0x00, 0x20, 0xC3, 0x00, 0x40]);
+            for bank in 1..4 {
+                // 4000 in bank n: LD B,0x50+n; JR -2.
+                let at = bank * 0x4000;
+                rom[at..at + 4].copy_from_slice(&[0x06, 0x50 + bank as u8, 0x18, 0xFE]);
+            }
+        });
         // (case, sound emulated, APU may lag, pending interrupt, run goes on)
         let cases = [
             ("sound off", false, false, false, true),
