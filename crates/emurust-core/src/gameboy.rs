@@ -387,18 +387,35 @@ impl SystemBus {
             self.opcode,
             0x02 | 0x12 | 0x22 | 0x32 | 0x36 | 0x70..=0x75 | 0x77 | 0xEA
         );
-        let quiet = ends_now
-            && !self.dma.active
-            && self.serial.idle()
-            && !(self.cgb && self.cgbx.hdma.active)
-            && self.pending_interrupts() == 0;
-        if quiet && !self.apu.emulated() {
-            self.apu.tick(self.cycles);
-        } else if quiet && self.apu_may_lag && self.apu.catch_up_can_wait() {
-            self.apu.skip_turn_catch_up(self.cycles);
-        } else {
+        if !(ends_now && self.pending_interrupts() == 0 && self.light_turn_end_devices(self.cycles))
+        {
             self.bail |= BAIL_END;
         }
+    }
+
+    /// The devices' side of a light turn end at `now` (see `GameBoy::light_turn_end`): false,
+    /// having done nothing, while an OAM DMA, a serial transfer or an HDMA runs, or while the
+    /// APU must catch up (sound emulated and `run_frame`'s deferral off, or a catch-up that
+    /// cannot wait); otherwise the APU's part (it only records the time) and true. The timer's
+    /// and the LCD's part is `timer_and_lcd_turn_end`.
+    #[inline(always)]
+    fn light_turn_end_devices(&mut self, now: u64) -> bool {
+        // One branch for the three conditions (each a byte load; they nearly always hold).
+        let busy = self.dma.active as u8
+            | !self.serial.idle() as u8
+            | (self.cgb & self.cgbx.hdma.active) as u8;
+        if busy != 0 {
+            return false;
+        }
+        if self.apu.emulated() {
+            if !(self.apu_may_lag && self.apu.catch_up_can_wait()) {
+                return false;
+            }
+            self.apu.skip_turn_catch_up(now);
+        } else {
+            self.apu.tick(now);
+        }
+        true
     }
 
     /// [`Bus::fetch`] outside the ROM window (see [`RomWindow`]).
@@ -1233,24 +1250,9 @@ impl GameBoy {
     #[inline(always)]
     fn light_turn_end(&mut self) -> bool {
         let now = self.bus.cycles;
+        let cpu_busy = self.cpu.halted as u8 | self.cpu.ei_delay | self.break_hit as u8;
         let bus = &mut self.bus;
-        // The APU's part first (`end_turn` would repeat it to the same effect).
-        if bus.apu.emulated() {
-            if !(bus.apu_may_lag && bus.apu.catch_up_can_wait()) {
-                return false;
-            }
-            bus.apu.skip_turn_catch_up(now);
-        } else {
-            bus.apu.tick(now);
-        }
-        // One branch for the six conditions (each a byte load; they nearly always hold).
-        let busy = bus.dma.active as u8
-            | !bus.serial.idle() as u8
-            | (bus.cgb & bus.cgbx.hdma.active) as u8
-            | self.cpu.halted as u8
-            | self.cpu.ei_delay
-            | self.break_hit as u8;
-        if busy != 0 {
+        if cpu_busy != 0 || !bus.light_turn_end_devices(now) {
             return false;
         }
         bus.timer_and_lcd_turn_end(now, false);
