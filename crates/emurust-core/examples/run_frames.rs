@@ -17,7 +17,7 @@ use emurust_core::gameboy::Options;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start|state=PATH|digest|idle-off]...";
+    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start|state=PATH|digest|idle-off|defer-off]...";
     let rom = args.next().expect(usage);
     let frames: u32 = args
         .next()
@@ -25,6 +25,7 @@ fn main() {
     let (mut render, mut sample, mut start) = (false, false, false);
     let mut state: Option<String> = None;
     let mut idle_off = false;
+    let mut defer_off = false;
     let mut digest: Option<u64> = None;
     let mut sound = SoundOptions::default();
     for a in args {
@@ -35,6 +36,7 @@ fn main() {
             "start" => start = true,
             "digest" => digest = Some(0xcbf2_9ce4_8422_2325),
             "idle-off" => idle_off = true,
+            "defer-off" => defer_off = true,
             _ if a.starts_with("rate=") => sound.sample_rate = a[5..].parse().expect(usage),
             _ if a.starts_with("state=") => state = Some(a[6..].to_string()),
             _ => panic!("{usage}"),
@@ -54,6 +56,7 @@ fn main() {
     }
     .unwrap_or_else(|e| panic!("{e}"));
     gb.idle_loop_fast_forward = !idle_off;
+    gb.lcd_deferral = !defer_off;
     let t = Instant::now();
     for i in 0..frames {
         if start {

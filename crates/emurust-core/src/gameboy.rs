@@ -192,6 +192,14 @@ pub struct SystemBus {
     /// Within `GameBoy::run_frame`: the APU may skip its end-of-turn catch-ups while
     /// [`Apu::catch_up_can_wait`]; register accesses and the frame's end catch it up.
     apu_may_lag: bool,
+    /// While not 0: the LCD's transitions before this cycle, the rest of a line, run late
+    /// (see [`Lcd::deferrable_line_end`]): the slice runs to this cycle (a turn's end) rather
+    /// than ending a turn at each of them. Any access that may see or change what they do
+    /// replays them first and ends the deferral (`SystemBus::end_lcd_deferral`).
+    lcd_deferred_until: u64,
+    /// The slice's target after an access ended the LCD's deferral: the first transition
+    /// after the instruction's start, where the turn in progress ends.
+    deferral_retarget: u64,
     /// [`BAIL_END`]: set by writes that may change what the scheduler planned; ends the
     /// slice. [`BAIL_POLL`]: an `LDH A,(n)` just read an LCD register a polling loop may wait
     /// on (a hint for [`GameBoy::run_poll_loop`]; the slice goes on). [`BAIL_DMA_WAIT`]: an
@@ -207,6 +215,9 @@ const BAIL_DMA_WAIT: u8 = 4;
 /// EI armed its delayed enable: [`GameBoy::run_plain`] hands the next instructions to the
 /// general path (which runs EI's countdown). The slice goes on.
 const BAIL_EI: u8 = 8;
+/// An access ended the LCD's deferral (see [`SystemBus::lcd_deferred_until`]): the slice's
+/// target becomes `SystemBus::deferral_retarget`. The slice goes on.
+const BAIL_RETARGET: u8 = 16;
 
 impl SystemBus {
     fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>, cgb: bool, sound: SoundOptions) -> Self {
@@ -247,6 +258,8 @@ impl SystemBus {
             hl_at_start: 0,
             apu_may_lag: false,
             bail: 0,
+            lcd_deferred_until: 0,
+            deferral_retarget: 0,
         }
     }
 
@@ -357,6 +370,9 @@ impl SystemBus {
     /// map lets the DMA catch up first).
     #[inline(never)]
     fn read_slow(&mut self, addr: u16) -> u8 {
+        if self.lcd_deferred_until != 0 {
+            self.lcd_deferral_access(addr, false);
+        }
         let (now, offset) = self.data_access_stamp();
         self.read_at(addr, now, offset)
     }
@@ -366,7 +382,11 @@ impl SystemBus {
     fn write_slow(&mut self, addr: u16, value: u8) {
         let (now, offset) = self.data_access_stamp();
         if addr < 0x8000 {
+            // Inert for the LCD's deferral (see `inert_during_lcd_deferral`).
             return self.write_mbc_from_cpu(addr, value, now);
+        }
+        if self.lcd_deferred_until != 0 {
+            self.lcd_deferral_access(addr, true);
         }
         self.write_at(addr, value, now, offset)
     }
@@ -391,6 +411,37 @@ impl SystemBus {
         {
             self.bail |= BAIL_END;
         }
+    }
+
+    /// Accesses that neither see nor change anything the LCD's deferred transitions do or
+    /// depend on, nor what the scheduler planned: cartridge ROM and its bank registers (a
+    /// bank switch's own turn end, `write_mbc_from_cpu`, needs no LCD), cartridge RAM, work
+    /// RAM and its echo, HRAM (slow only during an OAM DMA, when nothing is deferred), and
+    /// reads of the joypad register. Everything else (the LCD's registers, VRAM and OAM,
+    /// IF and IE, the other devices' registers) ends the deferral first.
+    #[inline]
+    fn inert_during_lcd_deferral(addr: u16, write: bool) -> bool {
+        addr < 0x8000
+            || (0xA000..0xFE00).contains(&addr)
+            || (0xFF80..0xFFFF).contains(&addr)
+            || (addr == 0xFF00 && !write)
+    }
+
+    /// An access (not yet made) while the LCD's transitions are deferred: unless it is inert,
+    /// end the deferral in the instruction that started at `instr_start`. The deferred
+    /// transitions due by then run (each turn that ended by then ran its own), and the slice's
+    /// target becomes the next transition (the end of the turn in progress; a turn that ended
+    /// within the instruction would have ended it, and is past).
+    #[inline(never)]
+    fn lcd_deferral_access(&mut self, addr: u16, write: bool) {
+        if Self::inert_during_lcd_deferral(addr, write) {
+            return;
+        }
+        let upto = self.instr_start.min(self.lcd_deferred_until - 1);
+        self.lcd.replay_deferred(upto);
+        self.lcd_deferred_until = 0;
+        self.deferral_retarget = self.lcd.next_transition_at();
+        self.bail |= BAIL_RETARGET;
     }
 
     /// The devices' side of a light turn end at `now` (see `GameBoy::light_turn_end`): false,
@@ -421,6 +472,9 @@ impl SystemBus {
     /// [`Bus::fetch`] outside the ROM window (see [`RomWindow`]).
     #[inline(never)]
     fn fetch_slow(&mut self, addr: u16) -> u8 {
+        if self.lcd_deferred_until != 0 {
+            self.lcd_deferral_access(addr, false);
+        }
         if addr >= 0xFF80 && self.dma.active {
             self.bail |= BAIL_DMA_WAIT;
         }
@@ -825,11 +879,13 @@ impl Bus for SystemBus {
     #[inline]
     fn reti(&mut self) {
         // RETI re-enables interrupts before popping; PyBoy ends the slice if one is waiting.
-        self.bail = if self.pending_interrupts() != 0 {
-            BAIL_END
-        } else {
-            0
-        };
+        // (A new target from an ended LCD deferral stands.)
+        self.bail = (self.bail & BAIL_RETARGET)
+            | if self.pending_interrupts() != 0 {
+                BAIL_END
+            } else {
+                0
+            };
     }
 }
 
@@ -906,6 +962,14 @@ pub struct GameBoy {
     /// measurements.
     #[doc(hidden)]
     pub idle_loop_fast_forward: bool,
+    /// Let a line's OAM, mode 3 and HBlank transitions run late instead of each ending a
+    /// scheduler turn, where none can raise an interrupt and sound is off
+    /// ([`Lcd::deferrable_line_end`]); off only to check that it changes nothing.
+    pub lcd_deferral: bool,
+    /// `lcd_deferral` in the slice being run (sound off).
+    defer_lcd_now: bool,
+    /// Lines whose transitions were deferred (statistics, not saved).
+    pub lcd_deferred_lines: u64,
     /// How often the wait-loop fast paths ran (statistics for tests and profiles).
     pub wait_loop_stats: WaitLoopStats,
     /// What the idle-loop fast-forward decoded of loops in ROM (see `idle_loop`).
@@ -1019,6 +1083,9 @@ impl GameBoy {
             wait_loop_fast_paths: true,
             light_turns: true,
             idle_loop_fast_forward: true,
+            lcd_deferral: true,
+            defer_lcd_now: false,
+            lcd_deferred_lines: 0,
             wait_loop_stats: WaitLoopStats::default(),
             loop_cache: idle_loop::LoopCache::default(),
             loop_census: None,
@@ -1508,6 +1575,10 @@ impl GameBoy {
         }
         debug_assert_eq!(self.bus.rom_window, self.bus.current_rom_window());
         let idle_loops = self.wait_loop_fast_paths && self.idle_loop_fast_forward;
+        // Sound off: the deferred transitions' turns' ends would only have ticked the LCD (the
+        // APU's part records the time, the last one counts).
+        // (A field, not a local: a local live across the loop costs the interpreter a register.)
+        self.defer_lcd_now = TURNS && self.lcd_deferral && !self.bus.apu.emulated();
         // `next_idle_check` while the light turns run (stored when the call returns).
         let mut planned_idle_check = self.next_idle_check;
         // Worked out at the first light turn's end (see `GameBoy::next_target`).
@@ -1522,33 +1593,55 @@ impl GameBoy {
             } else {
                 u64::MAX
             };
-            while self.bus.cycles < target {
-                if self.bus.cycles >= idle_check {
-                    idle_check = self.idle_loop_check(target, idle_check != slice_start);
-                    continue;
-                }
-                if self.cpu.ei_delay == 0 && !self.cpu.locked && !self.bus.dma.active {
-                    // Untraced until shortly before the next look for an idle loop.
-                    if self.pc_trace_on || self.bus.cycles + TRACE_LEAD >= idle_check {
-                        self.run_plain_traced(target.min(idle_check));
+            // Around the slice's loop: an ended LCD deferral's new target (`BAIL_RETARGET`),
+            // set out here (a target changed inside costs the interpreter registers).
+            loop {
+                while self.bus.cycles < target {
+                    if self.bus.cycles >= idle_check {
+                        if self.bus.lcd_deferred_until != 0 {
+                            // The idle-loop paths may skip reads that would end the deferral.
+                            self.end_lcd_deferral_between_instructions();
+                            break;
+                        }
+                        idle_check = self.idle_loop_check(target, idle_check != slice_start);
+                        continue;
+                    }
+                    if self.cpu.ei_delay == 0 && !self.cpu.locked && !self.bus.dma.active {
+                        // Untraced until shortly before the next look for an idle loop.
+                        if self.pc_trace_on || self.bus.cycles + TRACE_LEAD >= idle_check {
+                            self.run_plain_traced(target.min(idle_check));
+                        } else {
+                            self.run_plain::<false>(target.min(idle_check - TRACE_LEAD));
+                        }
                     } else {
-                        self.run_plain::<false>(target.min(idle_check - TRACE_LEAD));
+                        self.execute_instruction();
                     }
-                } else {
-                    self.execute_instruction();
+                    let bail = self.bus.bail;
+                    if bail != 0 {
+                        if bail & (BAIL_END | BAIL_RETARGET) != 0 {
+                            break;
+                        }
+                        self.bus.bail = 0;
+                        if bail & BAIL_DMA_WAIT != 0 {
+                            self.run_dma_wait_loop(target);
+                        } else if bail & BAIL_POLL != 0 {
+                            self.run_poll_loop(target);
+                        }
+                    }
                 }
+                if self.bus.bail & BAIL_RETARGET == 0 {
+                    break;
+                }
+                // The other hints (an LCD poll's) are dropped: the interpreter runs such code anyway.
                 let bail = self.bus.bail;
-                if bail != 0 {
-                    if bail & BAIL_END != 0 {
-                        break;
-                    }
-                    self.bus.bail = 0;
-                    if bail & BAIL_DMA_WAIT != 0 {
-                        self.run_dma_wait_loop(target);
-                    } else if bail & BAIL_POLL != 0 {
-                        self.run_poll_loop(target);
-                    }
+                self.bus.bail = bail & BAIL_END;
+                target = target.min(self.bus.deferral_retarget);
+                if bail & BAIL_END != 0 {
+                    break;
                 }
+            }
+            if self.bus.lcd_deferred_until != 0 {
+                self.end_lcd_deferral_at_turn_end();
             }
             if !TURNS || !self.light_turn_end() {
                 if idle_loops {
@@ -1558,7 +1651,51 @@ impl GameBoy {
             }
             planned_idle_check = idle_check;
             target = self.next_target();
+            if self.defer_lcd_now {
+                target = self.defer_lcd(target);
+            }
         }
+    }
+
+    /// After a light turn's end whose next `target` is the LCD's: the rest of the line's
+    /// transitions deferred where they may be ([`Lcd::deferrable_line_end`], nothing else due
+    /// before the line's end, `others_at`), and the new target (the line's end); else `target`.
+    #[inline(never)]
+    fn defer_lcd(&mut self, target: u64) -> u64 {
+        let Some(line_end) = self.bus.lcd.deferrable_line_end(self.bus.cycles) else {
+            return target;
+        };
+        if line_end >= self.others_at || self.bus.bail & BAIL_END != 0 {
+            return target;
+        }
+        self.bus.lcd_deferred_until = line_end;
+        self.lcd_deferred_lines += 1;
+        line_end
+    }
+
+    /// The slice's end while the LCD's transitions are deferred: the turn ends at or after the
+    /// last deferred one (its own turn's end ticks the transition that follows, the next
+    /// line's first), unless an instruction ended the slice first.
+    #[inline(never)]
+    fn end_lcd_deferral_at_turn_end(&mut self) {
+        let bus = &mut self.bus;
+        let until = bus.lcd_deferred_until;
+        bus.lcd.replay_deferred(bus.cycles.min(until - 1));
+        debug_assert!(bus.bail & BAIL_END != 0 || bus.lcd.next_transition_at() == until);
+        bus.lcd_deferred_until = 0;
+    }
+
+    /// End the LCD's deferral between two instructions (now): the deferred transitions due
+    /// by now run (the turns that ended by now ran them), and the slice's new target is the
+    /// next one (`BAIL_RETARGET`).
+    #[inline(never)]
+    fn end_lcd_deferral_between_instructions(&mut self) {
+        let bus = &mut self.bus;
+        bus.lcd
+            .replay_deferred(bus.cycles.min(bus.lcd_deferred_until - 1));
+        bus.lcd_deferred_until = 0;
+        bus.deferral_retarget = bus.lcd.next_transition_at();
+        bus.bail |= BAIL_RETARGET;
     }
 
     /// The next slice's target after a light turn's end: [`GameBoy::turn_budget_timer_synced`]

@@ -5,7 +5,7 @@
 //! observe them (an access the memory map must handle: not a fetch or read of cartridge ROM, nor
 //! work RAM or HRAM) and when the run ends, so every device sees exactly what it saw before.
 
-use super::{SystemBus, BAIL_EI, BAIL_END};
+use super::{SystemBus, BAIL_EI, BAIL_END, BAIL_RETARGET};
 use crate::cpu::Bus;
 
 pub(super) struct PlainBus<'a> {
@@ -171,11 +171,12 @@ impl Bus for PlainBus<'_> {
     #[inline(always)]
     fn reti(&mut self) {
         // As `SystemBus::reti`.
-        self.bus.bail = if self.bus.pending_interrupts() != 0 {
-            BAIL_END
-        } else {
-            0
-        };
+        self.bus.bail = (self.bus.bail & BAIL_RETARGET)
+            | if self.bus.pending_interrupts() != 0 {
+                BAIL_END
+            } else {
+                0
+            };
         self.reload();
     }
 }

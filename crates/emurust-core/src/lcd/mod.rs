@@ -741,6 +741,65 @@ impl Lcd {
         self.end_quiet_lines(now, lines, 256)
     }
 
+    /// The end of a line's deferrable transitions for a running CPU, or `None`: called at a
+    /// scheduler turn's end (the LCD ticked to `now`) just after the line's LY step (its OAM
+    /// step still to come, and after `now`) or its OAM step. The transitions left in the line
+    /// (OAM, mode 3, HBlank) can then run late, at the next observation (see
+    /// [`replay_deferred`](Self::replay_deferred)), instead of each ending a turn: none can
+    /// raise an interrupt (no mode 2 or mode 0 STAT source; LY=LYC is compared at the LY
+    /// step, which stays a turn's end), each takes effect as it would at its own turn's end
+    /// (a transition's work does not depend on when it is ticked, only on registers, VRAM
+    /// and OAM, whose accesses replay it first), and no two are closer than an instruction,
+    /// so the turn at whose end each one runs is the first to end at or after it. The LY
+    /// step and the OAM step are 4 dots apart and may end in the same instruction (PyBoy
+    /// then runs the OAM step one turn later): a line with its OAM step overdue is not
+    /// deferred. Returns the cycle of the line's last transition: the next line's LY step,
+    /// or VBlank after line 143. DMG timing only, past the first frame.
+    #[inline]
+    pub fn deferrable_line_end(&self, now: u64) -> Option<u64> {
+        if self.cgb_hw
+            || !self.enabled()
+            || self.restart_pending
+            || self.first_frame
+            || self.stat & 0x28 != 0
+            || self.ly > 143
+        {
+            return None;
+        }
+        debug_assert_eq!(now, self.last_now, "called at the last tick");
+        let to_next = self.to_interrupt;
+        let mode3_at = match self.step {
+            Step::Oam if to_next > 0 => now + to_next as u64 + 80,
+            Step::Mode if self.mode == 2 && self.next_mode == 3 => now + to_next as u64,
+            _ => return None,
+        };
+        // Mode 3 lasts 172 dots plus its extra, HBlank the rest of 372 (376 on line 143).
+        let rest = if self.ly < 143 { 200 } else { 204 };
+        Some(mode3_at + 172 + rest)
+    }
+
+    /// Run the deferred transitions (see [`deferrable_line_end`](Self::deferrable_line_end))
+    /// due at or before `upto`, each at its own cycle: the LCD is then as the turns' ends
+    /// would have left it.
+    #[inline(never)]
+    pub fn replay_deferred(&mut self, upto: u64) {
+        debug_assert!(!self.cgb_hw);
+        while self.to_interrupt > 0 {
+            let due = self.last_now + self.to_interrupt as u64;
+            if due > upto {
+                break;
+            }
+            self.catch_up::<true>(due);
+            debug_assert_eq!(self.irq, 0, "a deferred transition raised an interrupt");
+        }
+    }
+
+    /// The absolute cycle of the next transition, as of the last tick.
+    #[inline]
+    pub fn next_transition_at(&self) -> u64 {
+        self.last_now.wrapping_add(self.to_interrupt as u64)
+    }
+
     /// How many whole lines after this one the quiet-line skips may run at once, ending
     /// before `limit`: visible lines (up to 142) short of LYC when its STAT source is on. The
     /// next transition is `to_next` cycles away; each line lasts 456.

@@ -1,0 +1,176 @@
+//! The LCD's deferred transitions (`GameBoy::lcd_deferral`: a line's OAM, mode 3 and HBlank
+//! transitions run late, at the next access that could see them, instead of each ending a
+//! scheduler turn) change nothing but speed: every ROM of ours, on DMG and CGB hardware, with
+//! sound off (the only mode that defers) and on, run with the deferral on and off, gives the
+//! same screen, instruction count and save state at every frame, with buttons pressed and
+//! frames drawn and not; and the deferral does run where it may (a path that never fires
+//! fails the test). Real games: Pokémon Red from its gameplay states when
+//! `EMURUST_POKERED_ROM` is set, the community corpus's games when `EMURUST_TEST_ROMS` is set.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use emurust_core::apu::SoundOptions;
+use emurust_core::gameboy::{GameBoy, Options};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Fewer frames in debug builds (overflow checks on), which run ~15x slower.
+fn frames(release: u32) -> u32 {
+    if cfg!(debug_assertions) {
+        release / 5
+    } else {
+        release
+    }
+}
+
+fn sound(emulated: bool) -> SoundOptions {
+    SoundOptions {
+        emulated,
+        ..SoundOptions::default()
+    }
+}
+
+/// Run `rom` (from `state`, a PyBoy state, if given) with the deferral on and off for
+/// `frames` frames, comparing everything at every frame; returns how many lines the run
+/// with the deferral on deferred.
+fn compare(what: &str, rom: Arc<[u8]>, state: Option<&[u8]>, frames: u32, options: Options) -> u64 {
+    let make = |defer: bool| {
+        let mut gb = match state {
+            None => GameBoy::with_options(rom.clone(), None, options),
+            Some(s) => GameBoy::from_pyboy_state(rom.clone(), options, s),
+        }
+        .unwrap();
+        gb.lcd_deferral = defer;
+        gb
+    };
+    let (mut on, mut off) = (make(true), make(false));
+    for frame in 0..frames {
+        let buttons = (frame / 10)
+            .wrapping_mul(0x9E37_79B9)
+            .rotate_left(frame % 7) as u8;
+        // Drawn, not drawn, and drawn every third frame in runs of several (as frame skips do).
+        let render = frame % 3 == 0 || (frame / 50) % 2 == 1;
+        for gb in [&mut on, &mut off] {
+            gb.set_buttons(if frame % 30 < 20 { buttons } else { 0 });
+            gb.run_frame(render, frame % 5 == 0);
+        }
+        let at = format!("{what}: frame {frame}");
+        assert_eq!(
+            on.instructions(),
+            off.instructions(),
+            "{at}: instruction counts"
+        );
+        if render {
+            assert!(
+                on.bus.lcd.screen_rgba() == off.bus.lcd.screen_rgba(),
+                "{at}: screens differ"
+            );
+        }
+        let (a, b) = (on.save_state(), off.save_state());
+        if a != b {
+            let pos = a.iter().zip(&b).position(|(x, y)| x != y);
+            panic!("{at}: states differ at byte {pos:?} of {}", a.len());
+        }
+    }
+    assert_eq!(
+        off.lcd_deferred_lines, 0,
+        "{what}: deferred with the deferral off"
+    );
+    on.lcd_deferred_lines
+}
+
+fn our_rom(name: &str) -> Arc<[u8]> {
+    std::fs::read(repo().join("roms").join(format!("{name}.gb")))
+        .unwrap()
+        .into()
+}
+
+#[test]
+fn our_roms_the_same_with_and_without_the_deferral() {
+    let mut names: Vec<String> = std::fs::read_dir(repo().join("roms"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".gb").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 20, "{names:?}");
+    let mut deferred_in = Vec::new();
+    for name in &names {
+        for cgb in [Some(false), Some(true)] {
+            for emulated in [false, true] {
+                let options = Options {
+                    cgb,
+                    sound: sound(emulated),
+                };
+                let what = format!("{name} cgb={cgb:?} sound={emulated}");
+                let lines = compare(&what, our_rom(name), None, frames(200), options);
+                // Only DMG timing without sound defers (CGB hardware has its own transitions).
+                if emulated || cgb == Some(true) {
+                    assert_eq!(lines, 0, "{what}: deferred");
+                } else if lines > 0 {
+                    deferred_in.push(name.clone());
+                }
+            }
+        }
+    }
+    // Most of our ROMs run lines with no mode STAT source; the ones that defer must include
+    // the games' kind of program: music, scenes, banking, busy-waits.
+    for name in [
+        "music",
+        "scenes",
+        "mbc1",
+        "idle_vblank",
+        "idle_joypad",
+        "bench",
+    ] {
+        assert!(
+            deferred_in.iter().any(|n| n == name),
+            "{name} never deferred: {deferred_in:?}"
+        );
+    }
+}
+
+#[test]
+fn pokemon_red_from_gameplay_states() {
+    let Some(rom) = std::env::var_os("EMURUST_POKERED_ROM").map(PathBuf::from) else {
+        eprintln!("skipped: EMURUST_POKERED_ROM (path of a Pokémon Red ROM) is not set");
+        return;
+    };
+    let data: Arc<[u8]> = std::fs::read(&rom).unwrap().into();
+    let states = rom.parent().unwrap().join("states");
+    for name in ["overworld_walk", "battle", "menu"] {
+        let state = std::fs::read(states.join(format!("{name}.state"))).unwrap();
+        let options = Options {
+            cgb: None,
+            sound: sound(false),
+        };
+        let lines = compare(name, data.clone(), Some(&state), frames(300), options);
+        // The walk halts most of each frame (halted turns skip quiet lines their own way).
+        assert!(
+            lines > 20 * frames(300) as u64,
+            "{name}: {lines} lines deferred"
+        );
+    }
+}
+
+#[test]
+fn corpus_games() {
+    let Some(dir) = std::env::var_os("EMURUST_TEST_ROMS").map(PathBuf::from) else {
+        eprintln!("skipped: EMURUST_TEST_ROMS (the community ROM corpus) is not set");
+        return;
+    };
+    for name in ["libbet", "shock-lobster"] {
+        let path = dir.join("games").join(format!("{name}.gb"));
+        let data: Arc<[u8]> = std::fs::read(&path).unwrap().into();
+        let options = Options {
+            cgb: None,
+            sound: sound(false),
+        };
+        compare(name, data, None, frames(600), options);
+    }
+}
