@@ -369,8 +369,8 @@ impl SystemBus {
     /// [`Bus::read`] of anything but work RAM, and of HRAM while an OAM DMA runs (the memory
     /// map lets the DMA catch up first).
     #[inline(never)]
-    fn read_slow(&mut self, addr: u16) -> u8 {
-        if self.lcd_deferred_until != 0 {
+    fn read_slow<const DEFER_LCD: bool>(&mut self, addr: u16) -> u8 {
+        if DEFER_LCD && self.lcd_deferred_until != 0 {
             self.lcd_deferral_access(addr, false);
         }
         let (now, offset) = self.data_access_stamp();
@@ -379,13 +379,13 @@ impl SystemBus {
 
     /// [`Bus::write`] of anything but work RAM, and of HRAM while an OAM DMA runs.
     #[inline(never)]
-    fn write_slow(&mut self, addr: u16, value: u8) {
+    fn write_slow<const DEFER_LCD: bool>(&mut self, addr: u16, value: u8) {
         let (now, offset) = self.data_access_stamp();
         if addr < 0x8000 {
             // Inert for the LCD's deferral (see `inert_during_lcd_deferral`).
             return self.write_mbc_from_cpu(addr, value, now);
         }
-        if self.lcd_deferred_until != 0 {
+        if DEFER_LCD && self.lcd_deferred_until != 0 {
             self.lcd_deferral_access(addr, true);
         }
         self.write_at(addr, value, now, offset)
@@ -471,8 +471,8 @@ impl SystemBus {
 
     /// [`Bus::fetch`] outside the ROM window (see [`RomWindow`]).
     #[inline(never)]
-    fn fetch_slow(&mut self, addr: u16) -> u8 {
-        if self.lcd_deferred_until != 0 {
+    fn fetch_slow<const DEFER_LCD: bool>(&mut self, addr: u16) -> u8 {
+        if DEFER_LCD && self.lcd_deferred_until != 0 {
             self.lcd_deferral_access(addr, false);
         }
         if addr >= 0xFF80 && self.dma.active {
@@ -827,7 +827,7 @@ impl Bus for SystemBus {
                 debug_assert_eq!(v, self.cart.read_rom(addr));
                 v
             }
-            None => self.fetch_slow(addr),
+            None => self.fetch_slow::<true>(addr),
         }
     }
 
@@ -843,7 +843,7 @@ impl Bus for SystemBus {
         if addr.wrapping_sub(0xFF80) < 0x7F && !self.dma.active {
             return self.hram[(addr & 0x7F) as usize];
         }
-        self.read_slow(addr)
+        self.read_slow::<true>(addr)
     }
 
     /// As in `read`: plain memory, nothing to notify, no slice to end.
@@ -858,7 +858,7 @@ impl Bus for SystemBus {
             self.hram[(addr & 0x7F) as usize] = value;
             return;
         }
-        self.write_slow(addr, value)
+        self.write_slow::<true>(addr, value)
     }
 
     #[inline]
@@ -966,8 +966,6 @@ pub struct GameBoy {
     /// scheduler turn, where none can raise an interrupt and sound is off
     /// ([`Lcd::deferrable_line_end`]); off only to check that it changes nothing.
     pub lcd_deferral: bool,
-    /// `lcd_deferral` in the slice being run (sound off).
-    defer_lcd_now: bool,
     /// Lines whose transitions were deferred (statistics, not saved).
     pub lcd_deferred_lines: u64,
     /// How often the wait-loop fast paths ran (statistics for tests and profiles).
@@ -1084,7 +1082,6 @@ impl GameBoy {
             light_turns: true,
             idle_loop_fast_forward: true,
             lcd_deferral: true,
-            defer_lcd_now: false,
             lcd_deferred_lines: 0,
             wait_loop_stats: WaitLoopStats::default(),
             loop_cache: idle_loop::LoopCache::default(),
@@ -1295,10 +1292,14 @@ impl GameBoy {
         let budget = self.turn_budget().max(4) as u64;
         if self.bus.cgb && self.bus.cgbx.hdma.active {
             self.hdma_turn();
-        } else if self.light_turns {
-            self.run_slice::<true>(budget);
+        } else if !self.light_turns {
+            self.run_slice::<false, false>(budget);
+        } else if self.lcd_deferral && !self.bus.apu.emulated() {
+            // Sound off: the deferred transitions' turns' ends would only have ticked the LCD
+            // (the APU's part records the time, the last one counts).
+            self.run_slice::<true, true>(budget);
         } else {
-            self.run_slice::<false>(budget);
+            self.run_slice::<true, false>(budget);
         }
         self.end_turn(self.bus.cycles, false);
     }
@@ -1333,7 +1334,7 @@ impl GameBoy {
         if self.bus.cgb && self.bus.cgbx.hdma.active {
             self.hdma_turn();
         } else {
-            self.run_slice::<false>(budget);
+            self.run_slice::<false, false>(budget);
         }
         self.end_turn(self.bus.cycles, false);
     }
@@ -1367,7 +1368,7 @@ impl GameBoy {
         } else {
             let to_hblank = self.bus.lcd.cycles_to_mode0();
             let budget = self.slice_budget().min(to_hblank).max(4) as u64;
-            self.run_slice::<false>(budget);
+            self.run_slice::<false, false>(budget);
         }
     }
 
@@ -1566,7 +1567,9 @@ impl GameBoy {
 
     /// Run the CPU for about `budget` cycles (see the module docs). `TURNS`: then also the next
     /// turns while [`GameBoy::light_turn_end`] allows (`run_frame` only).
-    fn run_slice<const TURNS: bool>(&mut self, budget: u64) {
+    /// `DEFER_LCD` (with `TURNS`, sound off): those turns may defer a line's LCD transitions
+    /// ([`GameBoy::defer_lcd`]); a separate copy, so that the other runs pay nothing for it.
+    fn run_slice<const TURNS: bool, const DEFER_LCD: bool>(&mut self, budget: u64) {
         let mut target = self.bus.cycles + budget;
         if self.service_interrupts() {
             self.cpu.halted = false;
@@ -1575,10 +1578,6 @@ impl GameBoy {
         }
         debug_assert_eq!(self.bus.rom_window, self.bus.current_rom_window());
         let idle_loops = self.wait_loop_fast_paths && self.idle_loop_fast_forward;
-        // Sound off: the deferred transitions' turns' ends would only have ticked the LCD (the
-        // APU's part records the time, the last one counts).
-        // (A field, not a local: a local live across the loop costs the interpreter a register.)
-        self.defer_lcd_now = TURNS && self.lcd_deferral && !self.bus.apu.emulated();
         // `next_idle_check` while the light turns run (stored when the call returns).
         let mut planned_idle_check = self.next_idle_check;
         // Worked out at the first light turn's end (see `GameBoy::next_target`).
@@ -1598,7 +1597,7 @@ impl GameBoy {
             loop {
                 while self.bus.cycles < target {
                     if self.bus.cycles >= idle_check {
-                        if self.bus.lcd_deferred_until != 0 {
+                        if DEFER_LCD && self.bus.lcd_deferred_until != 0 {
                             // The idle-loop paths may skip reads that would end the deferral.
                             self.end_lcd_deferral_between_instructions();
                             break;
@@ -1606,18 +1605,22 @@ impl GameBoy {
                         idle_check = self.idle_loop_check(target, idle_check != slice_start);
                         continue;
                     }
+                    if !DEFER_LCD {
+                        debug_assert_eq!(self.bus.lcd_deferred_until, 0);
+                    }
                     if self.cpu.ei_delay == 0 && !self.cpu.locked && !self.bus.dma.active {
                         // Untraced until shortly before the next look for an idle loop.
                         if self.pc_trace_on || self.bus.cycles + TRACE_LEAD >= idle_check {
-                            self.run_plain_traced(target.min(idle_check));
+                            self.run_plain_traced::<DEFER_LCD>(target.min(idle_check));
                         } else {
-                            self.run_plain::<false>(target.min(idle_check - TRACE_LEAD));
+                            self.run_plain::<false, DEFER_LCD>(target.min(idle_check - TRACE_LEAD));
                         }
                     } else {
                         self.execute_instruction();
                     }
                     let bail = self.bus.bail;
                     if bail != 0 {
+                        // (Without the deferral no retarget is ever set.)
                         if bail & (BAIL_END | BAIL_RETARGET) != 0 {
                             break;
                         }
@@ -1629,7 +1632,7 @@ impl GameBoy {
                         }
                     }
                 }
-                if self.bus.bail & BAIL_RETARGET == 0 {
+                if !DEFER_LCD || self.bus.bail & BAIL_RETARGET == 0 {
                     break;
                 }
                 // The other hints (an LCD poll's) are dropped: the interpreter runs such code anyway.
@@ -1640,7 +1643,7 @@ impl GameBoy {
                     break;
                 }
             }
-            if self.bus.lcd_deferred_until != 0 {
+            if DEFER_LCD && self.bus.lcd_deferred_until != 0 {
                 self.end_lcd_deferral_at_turn_end();
             }
             if !TURNS || !self.light_turn_end() {
@@ -1651,7 +1654,7 @@ impl GameBoy {
             }
             planned_idle_check = idle_check;
             target = self.next_target();
-            if self.defer_lcd_now {
+            if DEFER_LCD {
                 target = self.defer_lcd(target);
             }
         }
@@ -1742,8 +1745,8 @@ impl GameBoy {
     /// off) and a second copy of the interpreter inside `run_slice` costs the first one
     /// registers (inlined: +0.7M host instructions on Pokemon Red's battle, callgrind).
     #[inline(never)]
-    fn run_plain_traced(&mut self, target: u64) {
-        self.run_plain::<true>(target);
+    fn run_plain_traced<const DEFER_LCD: bool>(&mut self, target: u64) {
+        self.run_plain::<true, DEFER_LCD>(target);
     }
 
     /// Instructions while the CPU is not locked, no EI countdown is under way and no OAM DMA
@@ -1755,10 +1758,10 @@ impl GameBoy {
     /// `TRACE`: each instruction's address goes into the PC trace; without it the trace is
     /// complete only from the next instruction on.
     #[inline(always)]
-    fn run_plain<const TRACE: bool>(&mut self, target: u64) {
+    fn run_plain<const TRACE: bool, const DEFER_LCD: bool>(&mut self, target: u64) {
         // The instruction count stays in a local (a register) while the loop runs.
         let mut count = self.instructions;
-        self.run_plain_counted::<TRACE>(target, &mut count);
+        self.run_plain_counted::<TRACE, DEFER_LCD>(target, &mut count);
         self.instructions = count;
         if !TRACE {
             self.pc_trace_from = count;
@@ -1772,10 +1775,14 @@ impl GameBoy {
     /// 104 host instructions per SM83 instruction (Pokemon Red battle), spilled and reloaded
     /// around the opcode arms.
     #[inline(always)]
-    fn run_plain_counted<const TRACE: bool>(&mut self, target: u64, count: &mut u64) {
+    fn run_plain_counted<const TRACE: bool, const DEFER_LCD: bool>(
+        &mut self,
+        target: u64,
+        count: &mut u64,
+    ) {
         debug_assert!(!self.bus.dma.active);
         let cpu = &mut self.cpu;
-        let mut bus = PlainBus::new(&mut self.bus, target);
+        let mut bus = PlainBus::<DEFER_LCD>::new(&mut self.bus, target);
         let pc_trace = &mut self.pc_trace;
         // The PC in a local (a register) while the loop runs, stored when it stops: the
         // instructions' bus calls cannot read the CPU.

@@ -8,7 +8,9 @@
 use super::{SystemBus, BAIL_EI, BAIL_END, BAIL_RETARGET};
 use crate::cpu::Bus;
 
-pub(super) struct PlainBus<'a> {
+/// `DEFER_LCD`: the LCD's transitions may be deferred ([`SystemBus::lcd_deferred_until`]): the
+/// slow paths check whether an access ends that.
+pub(super) struct PlainBus<'a, const DEFER_LCD: bool> {
     pub(super) bus: &'a mut SystemBus,
     /// [`SystemBus::cycles`].
     pub(super) cycles: u64,
@@ -22,7 +24,7 @@ pub(super) struct PlainBus<'a> {
     target: u64,
 }
 
-impl<'a> PlainBus<'a> {
+impl<'a, const DEFER_LCD: bool> PlainBus<'a, DEFER_LCD> {
     #[inline(always)]
     pub(super) fn new(bus: &'a mut SystemBus, target: u64) -> Self {
         // The slice loop clears the flags before each run.
@@ -74,7 +76,7 @@ impl<'a> PlainBus<'a> {
 /// the same out-of-line code with the state stored first. No OAM DMA runs here (`run_plain`
 /// is not entered during one, and the write to FF46 that starts one ends it), so HRAM needs
 /// no DMA catch-up.
-impl Bus for PlainBus<'_> {
+impl<const DEFER_LCD: bool> Bus for PlainBus<'_, DEFER_LCD> {
     #[inline(always)]
     fn fetch(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
@@ -85,7 +87,7 @@ impl Bus for PlainBus<'_> {
             }
             None => {
                 self.store();
-                let v = self.bus.fetch_slow(addr);
+                let v = self.bus.fetch_slow::<DEFER_LCD>(addr);
                 self.reload();
                 v
             }
@@ -131,7 +133,7 @@ impl Bus for PlainBus<'_> {
             return v;
         }
         self.store_for_access();
-        let v = self.bus.read_slow(addr);
+        let v = self.bus.read_slow::<DEFER_LCD>(addr);
         self.reload();
         v
     }
@@ -149,7 +151,7 @@ impl Bus for PlainBus<'_> {
             return;
         }
         self.store_for_access();
-        self.bus.write_slow(addr, value);
+        self.bus.write_slow::<DEFER_LCD>(addr, value);
         self.reload();
     }
 
@@ -259,7 +261,7 @@ mod tests {
                         m.bus.bail = 0;
                         if plain {
                             let target = m.bus.cycles + 1;
-                            m.run_plain::<true>(target);
+                            m.run_plain::<true, false>(target);
                         } else {
                             m.execute_instruction();
                         }
@@ -307,7 +309,7 @@ mod tests {
         gb.bus.bail = 0;
         gb.cpu.r.pc = 0x3FFB;
         let start = gb.bus.cycles;
-        gb.run_plain::<true>(start + 24);
+        gb.run_plain::<true, false>(start + 24);
         assert_eq!(gb.bus.cycles, start + 24);
         assert_eq!(gb.cpu.r.pc, 0x4001);
         assert_eq!(gb.cpu.r.hl(), 0x1234);
@@ -359,7 +361,7 @@ mod tests {
             gb.cpu.r.pc = 0x150;
             let start = gb.bus.cycles;
             // 8 + 16 + 16 + 8 cycles: up to and including LD B,n in the switched bank.
-            gb.run_plain::<true>(start + 48);
+            gb.run_plain::<true, false>(start + 48);
             if goes_on {
                 assert_eq!(gb.bus.bail, 0, "{case}: the bank write ended the run");
                 assert_eq!(gb.bus.cycles, start + 48, "{case}");

@@ -557,16 +557,7 @@ impl Lcd {
                 self.clock_target = self.clock_target.wrapping_add(4);
                 self.step = Step::Oam;
             }
-            Step::Oam => {
-                self.enter_mode(2);
-                if self.first_frame {
-                    self.compare_lyc();
-                }
-                self.clock_target = self.clock_target.wrapping_add(80);
-                self.next_mode = 3;
-                self.step = Step::Mode;
-                self.window_armed |= self.wy == self.ly;
-            }
+            Step::Oam => self.oam_step(),
             Step::Mode | Step::VblankPretriggered => {
                 let pretriggered = CGB && self.step == Step::VblankPretriggered;
                 if pretriggered {
@@ -584,14 +575,7 @@ impl Lcd {
                         self.compare_lyc();
                         self.window_armed |= self.wy == self.ly;
                     }
-                    3 => {
-                        self.mode3_extra = self.mode3_adjustment_for::<CGB>(self.ly);
-                        let base = if CGB && !self.first_frame { 170 } else { 172 };
-                        let len = (base + self.mode3_extra as i64) as u64;
-                        self.clock_target = self.clock_target.wrapping_add(len);
-                        self.next_mode = 0;
-                        self.step = Step::Mode;
-                    }
+                    3 => self.mode3_started::<CGB>(),
                     0 if CGB && !self.first_frame => {
                         let len = (206 - self.mode3_extra as i64) as u64;
                         self.clock_target = self.clock_target.wrapping_add(len);
@@ -599,23 +583,7 @@ impl Lcd {
                         self.step = Step::Mode;
                         self.hblank_line::<CGB>();
                     }
-                    0 => {
-                        let rest = if self.ly < 143 || self.first_frame {
-                            200
-                        } else {
-                            204
-                        };
-                        let len = (rest - self.mode3_extra as i64) as u64;
-                        self.clock_target = self.clock_target.wrapping_add(len);
-                        if self.ly < 143 {
-                            self.next_mode = 2;
-                            self.step = Step::NextLine;
-                        } else {
-                            self.next_mode = 1;
-                            self.step = Step::Mode;
-                        }
-                        self.hblank_line::<CGB>();
-                    }
+                    0 => self.hblank_started_dmg_timing::<CGB>(),
                     _ => {
                         // Mode 1: one VBlank line.
                         self.clock_target = self.clock_target.wrapping_add(456);
@@ -638,6 +606,52 @@ impl Lcd {
                 }
             }
         }
+    }
+
+    /// A DMG line's OAM step (4 dots after its LY step): mode 2 for 80 dots.
+    #[inline(always)]
+    fn oam_step(&mut self) {
+        self.enter_mode(2);
+        if self.first_frame {
+            self.compare_lyc();
+        }
+        self.clock_target = self.clock_target.wrapping_add(80);
+        self.next_mode = 3;
+        self.step = Step::Mode;
+        self.window_armed |= self.wy == self.ly;
+    }
+
+    /// Mode 3 has just been entered: its length, from the line's objects and fine scroll.
+    #[inline(always)]
+    fn mode3_started<const CGB: bool>(&mut self) {
+        self.mode3_extra = self.mode3_adjustment_for::<CGB>(self.ly);
+        let base = if CGB && !self.first_frame { 170 } else { 172 };
+        let len = (base + self.mode3_extra as i64) as u64;
+        self.clock_target = self.clock_target.wrapping_add(len);
+        self.next_mode = 0;
+        self.step = Step::Mode;
+    }
+
+    /// HBlank (mode 0) has just been entered on DMG timing (also a CGB's first frame): the
+    /// rest of the line, then the next line's LY step (or VBlank after line 143); the line's
+    /// record (and drawing).
+    #[inline(always)]
+    fn hblank_started_dmg_timing<const CGB: bool>(&mut self) {
+        let rest = if self.ly < 143 || self.first_frame {
+            200
+        } else {
+            204
+        };
+        let len = (rest - self.mode3_extra as i64) as u64;
+        self.clock_target = self.clock_target.wrapping_add(len);
+        if self.ly < 143 {
+            self.next_mode = 2;
+            self.step = Step::NextLine;
+        } else {
+            self.next_mode = 1;
+            self.step = Step::Mode;
+        }
+        self.hblank_line::<CGB>();
     }
 
     /// Whole lines of a halted stretch at once, with exactly the effects of their
@@ -781,16 +795,42 @@ impl Lcd {
     /// Run the deferred transitions (see [`deferrable_line_end`](Self::deferrable_line_end))
     /// due at or before `upto`, each at its own cycle: the LCD is then as the turns' ends
     /// would have left it.
+    /// Only those transitions are pending, and what `deferrable_line_end` checked still
+    /// holds (the accesses that could change it replay first), so each runs as `transition`
+    /// would (same steps) without its other cases' tests, and the tick's bookkeeping
+    /// (clock, distances) is done once, for the last.
     #[inline(never)]
     pub fn replay_deferred(&mut self, upto: u64) {
-        debug_assert!(!self.cgb_hw);
-        while self.to_interrupt > 0 {
-            let due = self.last_now + self.to_interrupt as u64;
-            if due > upto {
-                break;
+        debug_assert!(!self.cgb_hw && self.enabled() && !self.restart_pending);
+        debug_assert!(!self.first_frame && self.ly <= 143 && self.to_interrupt > 0);
+        let mut due = self.last_now.wrapping_add(self.to_interrupt as u64);
+        if due > upto {
+            return;
+        }
+        loop {
+            // A tick at `due` finds the clock at the transition's dot.
+            self.clock = self.clock_target;
+            self.last_now = due;
+            match self.step {
+                Step::Oam => self.oam_step(),
+                _ => {
+                    debug_assert!(self.step == Step::Mode && matches!(self.next_mode, 3 | 0));
+                    self.enter_mode(self.next_mode);
+                    if self.mode == 3 {
+                        self.mode3_started::<false>();
+                    } else {
+                        self.hblank_started_dmg_timing::<false>();
+                    }
+                }
             }
-            self.catch_up::<true>(due);
             debug_assert_eq!(self.irq, 0, "a deferred transition raised an interrupt");
+            let to_next = self.clock_target.wrapping_sub(self.clock);
+            due += to_next;
+            if due > upto {
+                self.to_interrupt = to_next as i64;
+                self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
+                return;
+            }
         }
     }
 
