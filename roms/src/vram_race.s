@@ -6,7 +6,9 @@
 ; what checks that the CPU still sees each at its time). A VBlank handler counts frames and
 ; writes SCY. The iterations' delays vary so the accesses fall at every point of a line.
 ; Everything read goes into two running sums in WRAM and into VRAM and OAM themselves: compared
-; with PyBoy at every frame. Runs about 250 frames, prints the sums and passes.
+; with PyBoy at every frame. CH3 plays at its highest frequency meanwhile, and each iteration
+; also reads and writes a wave RAM byte (seen only right after a fetch). Runs about 300 frames,
+; prints the sums and passes.
 USE_RST = 0
 CART_TYPE = 0x00
 ROM_SIZE_CODE = 0x00
@@ -109,6 +111,17 @@ main:
 	ldh (rIF),a
 	ld a,#0x93              ; LCD on, tile data 8000, objects on, BG on
 	ldh (rLCDC),a
+	; CH3 playing at its highest frequency (a fetch every 2 T): wave RAM reads and writes
+	; see the byte being fetched when they land right after a fetch (PyBoy's window)
+	ld a,#0x80
+	ldh (0x26),a            ; NR52: sound on
+	ldh (0x1A),a            ; NR30: CH3 DAC on
+	ld a,#0x20
+	ldh (0x1C),a            ; NR32: full volume
+	ld a,#0xFF
+	ldh (0x1D),a            ; NR33: frequency low
+	ld a,#0x87
+	ldh (0x1E),a            ; NR34: trigger, frequency high 7, no length
 	ld a,#0x01
 	ldh (rIE),a
 	ei
@@ -140,6 +153,17 @@ iter:
 	ld a,(hl)
 	call record
 	xor c
+	ld (hl),a
+	; wave RAM: byte c & 0x0F read through HL (the access at the instruction's first cycle),
+	; recorded, written back plus c
+	ld a,c
+	and #0x0F
+	or #0x30
+	ld l,a
+	ld h,#0xFF
+	ld a,(hl)
+	call record
+	add a,c
 	ld (hl),a
 	; every 8th iteration: LY and STAT recorded, SCX and BGP written mid-line
 	ld a,c

@@ -184,6 +184,9 @@ pub struct SystemBus {
 
     // The instruction in flight.
     instr_start: u64,
+    /// The start of the instruction before it, kept only where the LCD's deferral needs it
+    /// (`lcd_deferral_access` with DMG sound; the general path always keeps it).
+    prev_instr_start: u64,
     /// 0x000-0x0FF base opcodes, 0x100-0x1FF CB-prefixed ones (see [`Bus::decoded`]). Valid
     /// during the instruction's data accesses and after `Cpu::step` (`run_plain` hands it over
     /// only before a data access that needs it).
@@ -218,6 +221,13 @@ const BAIL_EI: u8 = 8;
 /// An access ended the LCD's deferral (see [`SystemBus::lcd_deferred_until`]): the slice's
 /// target becomes `SystemBus::deferral_retarget`. The slice goes on.
 const BAIL_RETARGET: u8 = 16;
+/// Light turn ends in one `run_slice` call (about a line each) before it defers the LCD's
+/// transitions. Speed only (deferred or not, the same machine): a game that halts after a few
+/// lines of work gains little from deferring them and pays for the deferral's own branches
+/// (wall clock here: Runner and Dodge 10-13% slower deferring from the first line, 3-6% from
+/// the 40th), while a busy frame (Pokemon Red's: 20-25% faster) keeps nearly all of its
+/// deferrals (94%).
+const LCD_DEFERRAL_AFTER: u32 = 40;
 
 impl SystemBus {
     fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>, cgb: bool, sound: SoundOptions) -> Self {
@@ -254,6 +264,7 @@ impl SystemBus {
             dma: OamDma::default(),
             cycles: 0,
             instr_start: 0,
+            prev_instr_start: 0,
             opcode: 0,
             hl_at_start: 0,
             apu_may_lag: false,
@@ -427,18 +438,42 @@ impl SystemBus {
             || (addr == 0xFF00 && !write)
     }
 
+    /// Accesses that see or change only what the deferred transitions do, not whether they
+    /// may be deferred nor what the scheduler planned: VRAM and OAM, and writes of the LCD's
+    /// scroll, window and palette registers. They run after the transitions due by their
+    /// instruction's start, and the deferral goes on. Not STAT, LYC, LCDC or DMA writes, nor
+    /// the LCD registers' reads: polling loops read those, and the polling-loop fast path
+    /// (`run_poll_loop`, which ticks the LCD itself) saves more than the deferral.
+    #[inline]
+    fn keeps_lcd_deferral(addr: u16) -> bool {
+        (0x8000..0xA000).contains(&addr)
+            || (0xFE00..0xFF00).contains(&addr)
+            || matches!(addr, 0xFF42 | 0xFF43 | 0xFF47..=0xFF4B)
+    }
+
     /// An access (not yet made) while the LCD's transitions are deferred: unless it is inert,
-    /// end the deferral in the instruction that started at `instr_start`. The deferred
-    /// transitions due by then run (each turn that ended by then ran its own), and the slice's
-    /// target becomes the next transition (the end of the turn in progress; a turn that ended
-    /// within the instruction would have ended it, and is past).
+    /// the deferred transitions due by the start of its instruction (`instr_start`) run (each
+    /// turn that ended by then ran its own). Unless the access only involves the LCD, the
+    /// deferral ends, and the slice's target becomes the next transition (the end of the turn
+    /// in progress; a turn that ended within the instruction would have ended it, and is
+    /// past).
     #[inline(never)]
     fn lcd_deferral_access(&mut self, addr: u16, write: bool) {
         if Self::inert_during_lcd_deferral(addr, write) {
             return;
         }
         let upto = self.instr_start.min(self.lcd_deferred_until - 1);
-        self.lcd.replay_deferred(upto);
+        let last = self.lcd.replay_deferred(upto);
+        if self.apu.emulated() && last > self.prev_instr_start {
+            // That transition's turn ended when this instruction started (the first to end at
+            // or after it), recording its time in the APU as `light_turn_end_devices` does
+            // (DMG: only `run_slice`'s TRACK_PREV copy defers with sound).
+            debug_assert!(!self.cgb);
+            self.apu.skip_turn_catch_up(self.instr_start);
+        }
+        if Self::keeps_lcd_deferral(addr) {
+            return;
+        }
         self.lcd_deferred_until = 0;
         self.deferral_retarget = self.lcd.next_transition_at();
         self.bail |= BAIL_RETARGET;
@@ -966,6 +1001,8 @@ pub struct GameBoy {
     /// scheduler turn, where none can raise an interrupt and sound is off
     /// ([`Lcd::deferrable_line_end`]); off only to check that it changes nothing.
     pub lcd_deferral: bool,
+    /// Light turn ends in the current `run_slice` call (see [`LCD_DEFERRAL_AFTER`]).
+    light_turn_ends: u32,
     /// Lines whose transitions were deferred (statistics, not saved).
     pub lcd_deferred_lines: u64,
     /// How often the wait-loop fast paths ran (statistics for tests and profiles).
@@ -1083,6 +1120,7 @@ impl GameBoy {
             idle_loop_fast_forward: true,
             lcd_deferral: true,
             lcd_deferred_lines: 0,
+            light_turn_ends: 0,
             wait_loop_stats: WaitLoopStats::default(),
             loop_cache: idle_loop::LoopCache::default(),
             loop_census: None,
@@ -1293,13 +1331,18 @@ impl GameBoy {
         if self.bus.cgb && self.bus.cgbx.hdma.active {
             self.hdma_turn();
         } else if !self.light_turns {
-            self.run_slice::<false, false>(budget);
+            self.run_slice::<false, false, false>(budget);
         } else if self.lcd_deferral && !self.bus.apu.emulated() {
             // Sound off: the deferred transitions' turns' ends would only have ticked the LCD
             // (the APU's part records the time, the last one counts).
-            self.run_slice::<true, true>(budget);
+            self.run_slice::<true, true, false>(budget);
+        } else if self.lcd_deferral && !self.bus.cgb {
+            // DMG sound: those turns' ends would also have recorded their time in the APU
+            // (`Apu::skip_turn_catch_up`), which an access at that very cycle sees: the
+            // deferral keeps the previous instruction's start to tell (`lcd_deferral_access`).
+            self.run_slice::<true, true, true>(budget);
         } else {
-            self.run_slice::<true, false>(budget);
+            self.run_slice::<true, false, false>(budget);
         }
         self.end_turn(self.bus.cycles, false);
     }
@@ -1334,7 +1377,7 @@ impl GameBoy {
         if self.bus.cgb && self.bus.cgbx.hdma.active {
             self.hdma_turn();
         } else {
-            self.run_slice::<false, false>(budget);
+            self.run_slice::<false, false, false>(budget);
         }
         self.end_turn(self.bus.cycles, false);
     }
@@ -1368,7 +1411,7 @@ impl GameBoy {
         } else {
             let to_hblank = self.bus.lcd.cycles_to_mode0();
             let budget = self.slice_budget().min(to_hblank).max(4) as u64;
-            self.run_slice::<false, false>(budget);
+            self.run_slice::<false, false, false>(budget);
         }
     }
 
@@ -1567,9 +1610,14 @@ impl GameBoy {
 
     /// Run the CPU for about `budget` cycles (see the module docs). `TURNS`: then also the next
     /// turns while [`GameBoy::light_turn_end`] allows (`run_frame` only).
-    /// `DEFER_LCD` (with `TURNS`, sound off): those turns may defer a line's LCD transitions
+    /// `DEFER_LCD` (with `TURNS`): those turns may defer a line's LCD transitions
     /// ([`GameBoy::defer_lcd`]); a separate copy, so that the other runs pay nothing for it.
-    fn run_slice<const TURNS: bool, const DEFER_LCD: bool>(&mut self, budget: u64) {
+    /// `TRACK_PREV` (with `DEFER_LCD`, DMG sound on): the interpreter keeps the previous
+    /// instruction's start (`SystemBus::prev_instr_start`).
+    fn run_slice<const TURNS: bool, const DEFER_LCD: bool, const TRACK_PREV: bool>(
+        &mut self,
+        budget: u64,
+    ) {
         let mut target = self.bus.cycles + budget;
         if self.service_interrupts() {
             self.cpu.halted = false;
@@ -1582,6 +1630,7 @@ impl GameBoy {
         let mut planned_idle_check = self.next_idle_check;
         // Worked out at the first light turn's end (see `GameBoy::next_target`).
         self.others_at = 0;
+        self.light_turn_ends = 0;
         loop {
             self.bus.bail = 0;
             // The next look for an idle loop (`idle_loop`): every IDLE_CHECK_INTERVAL cycles of
@@ -1611,9 +1660,11 @@ impl GameBoy {
                     if self.cpu.ei_delay == 0 && !self.cpu.locked && !self.bus.dma.active {
                         // Untraced until shortly before the next look for an idle loop.
                         if self.pc_trace_on || self.bus.cycles + TRACE_LEAD >= idle_check {
-                            self.run_plain_traced::<DEFER_LCD>(target.min(idle_check));
+                            self.run_plain_traced::<DEFER_LCD, TRACK_PREV>(target.min(idle_check));
                         } else {
-                            self.run_plain::<false, DEFER_LCD>(target.min(idle_check - TRACE_LEAD));
+                            self.run_plain::<false, DEFER_LCD, TRACK_PREV>(
+                                target.min(idle_check - TRACE_LEAD),
+                            );
                         }
                     } else {
                         self.execute_instruction();
@@ -1628,6 +1679,8 @@ impl GameBoy {
                         if bail & BAIL_DMA_WAIT != 0 {
                             self.run_dma_wait_loop(target);
                         } else if bail & BAIL_POLL != 0 {
+                            // (Set by a read of LY or STAT, which ended any deferral first:
+                            // this loop's reads tick the LCD directly.)
                             self.run_poll_loop(target);
                         }
                     }
@@ -1654,8 +1707,12 @@ impl GameBoy {
             }
             planned_idle_check = idle_check;
             target = self.next_target();
+            // (The common refusals, inline: in mode 0, 1 or 3, or an overdue OAM step.)
             if DEFER_LCD {
-                target = self.defer_lcd(target);
+                self.light_turn_ends += 1;
+                if self.light_turn_ends > LCD_DEFERRAL_AFTER && self.bus.lcd.line_may_defer() {
+                    target = self.defer_lcd(target);
+                }
             }
         }
     }
@@ -1665,6 +1722,12 @@ impl GameBoy {
     /// before the line's end, `others_at`), and the new target (the line's end); else `target`.
     #[inline(never)]
     fn defer_lcd(&mut self, target: u64) -> u64 {
+        // In the last loop proved idle, the slice would resume it (`first_idle_check`), which
+        // ends a deferral at once: the idle-loop fast-forward skips more.
+        let (low, high, _) = self.last_idle_loop;
+        if (low..=high).contains(&self.cpu.r.pc) {
+            return target;
+        }
         let Some(line_end) = self.bus.lcd.deferrable_line_end(self.bus.cycles) else {
             return target;
         };
@@ -1684,7 +1747,8 @@ impl GameBoy {
         let bus = &mut self.bus;
         let until = bus.lcd_deferred_until;
         bus.lcd.replay_deferred(bus.cycles.min(until - 1));
-        debug_assert!(bus.bail & BAIL_END != 0 || bus.lcd.next_transition_at() == until);
+        // (An LCD access in the turn's last instruction may have ticked past it.)
+        debug_assert!(bus.bail & BAIL_END != 0 || bus.lcd.next_transition_at() >= until);
         bus.lcd_deferred_until = 0;
     }
 
@@ -1694,8 +1758,12 @@ impl GameBoy {
     #[inline(never)]
     fn end_lcd_deferral_between_instructions(&mut self) {
         let bus = &mut self.bus;
-        bus.lcd
-            .replay_deferred(bus.cycles.min(bus.lcd_deferred_until - 1));
+        let now = bus.cycles;
+        let last = bus.lcd.replay_deferred(now.min(bus.lcd_deferred_until - 1));
+        if bus.apu.emulated() && last > bus.instr_start {
+            // A turn ended now, after the last instruction (see `lcd_deferral_access`).
+            bus.apu.skip_turn_catch_up(now);
+        }
         bus.lcd_deferred_until = 0;
         bus.deferral_retarget = bus.lcd.next_transition_at();
         bus.bail |= BAIL_RETARGET;
@@ -1745,8 +1813,8 @@ impl GameBoy {
     /// off) and a second copy of the interpreter inside `run_slice` costs the first one
     /// registers (inlined: +0.7M host instructions on Pokemon Red's battle, callgrind).
     #[inline(never)]
-    fn run_plain_traced<const DEFER_LCD: bool>(&mut self, target: u64) {
-        self.run_plain::<true, DEFER_LCD>(target);
+    fn run_plain_traced<const DEFER_LCD: bool, const TRACK_PREV: bool>(&mut self, target: u64) {
+        self.run_plain::<true, DEFER_LCD, TRACK_PREV>(target);
     }
 
     /// Instructions while the CPU is not locked, no EI countdown is under way and no OAM DMA
@@ -1758,10 +1826,13 @@ impl GameBoy {
     /// `TRACE`: each instruction's address goes into the PC trace; without it the trace is
     /// complete only from the next instruction on.
     #[inline(always)]
-    fn run_plain<const TRACE: bool, const DEFER_LCD: bool>(&mut self, target: u64) {
+    fn run_plain<const TRACE: bool, const DEFER_LCD: bool, const TRACK_PREV: bool>(
+        &mut self,
+        target: u64,
+    ) {
         // The instruction count stays in a local (a register) while the loop runs.
         let mut count = self.instructions;
-        self.run_plain_counted::<TRACE, DEFER_LCD>(target, &mut count);
+        self.run_plain_counted::<TRACE, DEFER_LCD, TRACK_PREV>(target, &mut count);
         self.instructions = count;
         if !TRACE {
             self.pc_trace_from = count;
@@ -1775,14 +1846,14 @@ impl GameBoy {
     /// 104 host instructions per SM83 instruction (Pokemon Red battle), spilled and reloaded
     /// around the opcode arms.
     #[inline(always)]
-    fn run_plain_counted<const TRACE: bool, const DEFER_LCD: bool>(
+    fn run_plain_counted<const TRACE: bool, const DEFER_LCD: bool, const TRACK_PREV: bool>(
         &mut self,
         target: u64,
         count: &mut u64,
     ) {
         debug_assert!(!self.bus.dma.active);
         let cpu = &mut self.cpu;
-        let mut bus = PlainBus::<DEFER_LCD>::new(&mut self.bus, target);
+        let mut bus = PlainBus::<DEFER_LCD, TRACK_PREV>::new(&mut self.bus, target);
         let pc_trace = &mut self.pc_trace;
         // The PC in a local (a register) while the loop runs, stored when it stops: the
         // instructions' bus calls cannot read the CPU.
@@ -1793,6 +1864,9 @@ impl GameBoy {
                 pc_trace[*count as usize & PC_TRACE_MASK] = pc;
             }
             let start = bus.cycles;
+            if TRACK_PREV {
+                bus.prev_start = bus.instr_start;
+            }
             bus.instr_start = start;
             // Every M-cycle's bus call moves `cycles` on by 4.
             let step = cpu.step_plain(&mut bus, &mut pc);
@@ -2099,6 +2173,7 @@ impl GameBoy {
         self.trace(pc);
         let bus = &mut self.bus;
         let start = bus.cycles;
+        bus.prev_instr_start = bus.instr_start;
         bus.instr_start = start;
         bus.hl_at_start = u16::from_be_bytes([self.cpu.r.h, self.cpu.r.l]);
         let ei_delay_before = self.cpu.ei_delay;

@@ -9,13 +9,16 @@ use super::{SystemBus, BAIL_EI, BAIL_END, BAIL_RETARGET};
 use crate::cpu::Bus;
 
 /// `DEFER_LCD`: the LCD's transitions may be deferred ([`SystemBus::lcd_deferred_until`]): the
-/// slow paths check whether an access ends that.
-pub(super) struct PlainBus<'a, const DEFER_LCD: bool> {
+/// slow paths check whether an access ends that. `TRACK_PREV`: the previous instruction's start
+/// is kept too (`prev_start`).
+pub(super) struct PlainBus<'a, const DEFER_LCD: bool, const TRACK_PREV: bool> {
     pub(super) bus: &'a mut SystemBus,
     /// [`SystemBus::cycles`].
     pub(super) cycles: u64,
     /// [`SystemBus`]'s `instr_start` and `opcode`.
     pub(super) instr_start: u64,
+    /// [`SystemBus`]'s `prev_instr_start` (kept with `TRACK_PREV` only).
+    pub(super) prev_start: u64,
     opcode: u16,
     /// The slice's end while no bail flag is set, 0 once one is: the loop's one test per
     /// instruction (`cycles < limit`) covers both. The flags themselves stay in
@@ -24,7 +27,7 @@ pub(super) struct PlainBus<'a, const DEFER_LCD: bool> {
     target: u64,
 }
 
-impl<'a, const DEFER_LCD: bool> PlainBus<'a, DEFER_LCD> {
+impl<'a, const DEFER_LCD: bool, const TRACK_PREV: bool> PlainBus<'a, DEFER_LCD, TRACK_PREV> {
     #[inline(always)]
     pub(super) fn new(bus: &'a mut SystemBus, target: u64) -> Self {
         // The slice loop clears the flags before each run.
@@ -34,6 +37,7 @@ impl<'a, const DEFER_LCD: bool> PlainBus<'a, DEFER_LCD> {
             target,
             cycles: bus.cycles,
             instr_start: bus.instr_start,
+            prev_start: bus.prev_instr_start,
             opcode: bus.opcode,
             bus,
         }
@@ -48,6 +52,9 @@ impl<'a, const DEFER_LCD: bool> PlainBus<'a, DEFER_LCD> {
         let b = &mut *self.bus;
         b.cycles = self.cycles;
         b.instr_start = self.instr_start;
+        if TRACK_PREV {
+            b.prev_instr_start = self.prev_start;
+        }
     }
 
     /// [`PlainBus::store`] before a data access, with the opcode its stamp depends on.
@@ -76,7 +83,7 @@ impl<'a, const DEFER_LCD: bool> PlainBus<'a, DEFER_LCD> {
 /// the same out-of-line code with the state stored first. No OAM DMA runs here (`run_plain`
 /// is not entered during one, and the write to FF46 that starts one ends it), so HRAM needs
 /// no DMA catch-up.
-impl<const DEFER_LCD: bool> Bus for PlainBus<'_, DEFER_LCD> {
+impl<const DEFER_LCD: bool, const TRACK_PREV: bool> Bus for PlainBus<'_, DEFER_LCD, TRACK_PREV> {
     #[inline(always)]
     fn fetch(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
@@ -261,7 +268,7 @@ mod tests {
                         m.bus.bail = 0;
                         if plain {
                             let target = m.bus.cycles + 1;
-                            m.run_plain::<true, false>(target);
+                            m.run_plain::<true, false, false>(target);
                         } else {
                             m.execute_instruction();
                         }
@@ -309,7 +316,7 @@ mod tests {
         gb.bus.bail = 0;
         gb.cpu.r.pc = 0x3FFB;
         let start = gb.bus.cycles;
-        gb.run_plain::<true, false>(start + 24);
+        gb.run_plain::<true, false, false>(start + 24);
         assert_eq!(gb.bus.cycles, start + 24);
         assert_eq!(gb.cpu.r.pc, 0x4001);
         assert_eq!(gb.cpu.r.hl(), 0x1234);
@@ -361,7 +368,7 @@ mod tests {
             gb.cpu.r.pc = 0x150;
             let start = gb.bus.cycles;
             // 8 + 16 + 16 + 8 cycles: up to and including LD B,n in the switched bank.
-            gb.run_plain::<true, false>(start + 48);
+            gb.run_plain::<true, false, false>(start + 48);
             if goes_on {
                 assert_eq!(gb.bus.bail, 0, "{case}: the bank write ended the run");
                 assert_eq!(gb.bus.cycles, start + 48, "{case}");

@@ -781,15 +781,27 @@ impl Lcd {
             return None;
         }
         debug_assert_eq!(now, self.last_now, "called at the last tick");
+        // The next transition at most one OAM step ahead (no more in any state the transitions
+        // make; a restored state's odd timing is left to the turns).
         let to_next = self.to_interrupt;
+        if !(1..=80).contains(&to_next) {
+            return None;
+        }
         let mode3_at = match self.step {
-            Step::Oam if to_next > 0 => now + to_next as u64 + 80,
-            Step::Mode if self.mode == 2 && self.next_mode == 3 => now + to_next as u64,
+            Step::Oam => to_next as u64 + 80,
+            Step::Mode if self.mode == 2 && self.next_mode == 3 => to_next as u64,
             _ => return None,
         };
         // Mode 3 lasts 172 dots plus its extra, HBlank the rest of 372 (376 on line 143).
         let rest = if self.ly < 143 { 200 } else { 204 };
-        Some(mode3_at + 172 + rest)
+        now.checked_add(mode3_at + 172 + rest)
+    }
+
+    /// A quick part of [`deferrable_line_end`](Self::deferrable_line_end)'s test: just after
+    /// a line's OAM step, or after its LY step with the OAM step still to come.
+    #[inline(always)]
+    pub fn line_may_defer(&self) -> bool {
+        self.mode == 2 || (self.step == Step::Oam && self.to_interrupt > 0)
     }
 
     /// Run the deferred transitions (see [`deferrable_line_end`](Self::deferrable_line_end))
@@ -800,12 +812,13 @@ impl Lcd {
     /// would (same steps) without its other cases' tests, and the tick's bookkeeping
     /// (clock, distances) is done once, for the last.
     #[inline(never)]
-    pub fn replay_deferred(&mut self, upto: u64) {
+    /// Returns the cycle of the last transition run (0 if none).
+    pub fn replay_deferred(&mut self, upto: u64) -> u64 {
         debug_assert!(!self.cgb_hw && self.enabled() && !self.restart_pending);
         debug_assert!(!self.first_frame && self.ly <= 143 && self.to_interrupt > 0);
-        let mut due = self.last_now.wrapping_add(self.to_interrupt as u64);
-        if due > upto {
-            return;
+        let mut due = self.last_now.saturating_add(self.to_interrupt as u64);
+        if due > upto || self.to_interrupt <= 0 {
+            return 0;
         }
         loop {
             // A tick at `due` finds the clock at the transition's dot.
@@ -825,11 +838,11 @@ impl Lcd {
             }
             debug_assert_eq!(self.irq, 0, "a deferred transition raised an interrupt");
             let to_next = self.clock_target.wrapping_sub(self.clock);
-            due += to_next;
+            due = due.saturating_add(to_next);
             if due > upto {
                 self.to_interrupt = to_next as i64;
                 self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
-                return;
+                return self.last_now;
             }
         }
     }
