@@ -198,7 +198,7 @@ pub struct SystemBus {
     /// While not 0: the LCD's transitions before this cycle, the rest of a line, run late
     /// (see [`Lcd::deferrable_line_end`]): the slice runs to this cycle (a turn's end) rather
     /// than ending a turn at each of them. Any access that may see or change what they do
-    /// replays them first and ends the deferral (`SystemBus::end_lcd_deferral`).
+    /// replays them first, and most also end the deferral (`SystemBus::lcd_deferral_access`).
     lcd_deferred_until: u64,
     /// The slice's target after an access ended the LCD's deferral: the first transition
     /// after the instruction's start, where the turn in progress ends.
@@ -429,7 +429,7 @@ impl SystemBus {
     /// bank switch's own turn end, `write_mbc_from_cpu`, needs no LCD), cartridge RAM, work
     /// RAM and its echo, HRAM (slow only during an OAM DMA, when nothing is deferred), and
     /// reads of the joypad register. Everything else (the LCD's registers, VRAM and OAM,
-    /// IF and IE, the other devices' registers) ends the deferral first.
+    /// IF and IE, the other devices' registers) replays the deferred transitions first.
     #[inline]
     fn inert_during_lcd_deferral(addr: u16, write: bool) -> bool {
         addr < 0x8000
@@ -998,8 +998,8 @@ pub struct GameBoy {
     #[doc(hidden)]
     pub idle_loop_fast_forward: bool,
     /// Let a line's OAM, mode 3 and HBlank transitions run late instead of each ending a
-    /// scheduler turn, where none can raise an interrupt and sound is off
-    /// ([`Lcd::deferrable_line_end`]); off only to check that it changes nothing.
+    /// scheduler turn, where none can raise an interrupt (DMG timing, sound on or off;
+    /// [`Lcd::deferrable_line_end`]); off only to check that it changes nothing.
     pub lcd_deferral: bool,
     /// Light turn ends in the current `run_slice` call (see [`LCD_DEFERRAL_AFTER`]).
     light_turn_ends: u32,
