@@ -462,18 +462,30 @@ impl SystemBus {
         if Self::inert_during_lcd_deferral(addr, write) {
             return;
         }
-        let upto = self.instr_start.min(self.lcd_deferred_until - 1);
-        let last = self.lcd.replay_deferred(upto);
-        if self.apu.emulated() && last > self.prev_instr_start {
-            // That transition's turn ended when this instruction started (the first to end at
-            // or after it), recording its time in the APU as `light_turn_end_devices` does
-            // (DMG: only `run_slice`'s TRACK_PREV copy defers with sound).
+        self.replay_lcd_deferral(self.instr_start, self.prev_instr_start);
+        if !Self::keeps_lcd_deferral(addr) {
+            self.end_lcd_deferral();
+        }
+    }
+
+    /// Run the deferred transitions due by `at`, an instruction boundary (the one before it
+    /// started at `prev`), as the turns that ended by then would have. If one fell within that
+    /// instruction, a turn ended at `at`, recording its time in the APU as
+    /// `light_turn_end_devices` does (DMG: only `run_slice`'s TRACK_PREV copy defers with
+    /// sound, and keeps `prev`).
+    fn replay_lcd_deferral(&mut self, at: u64, prev: u64) {
+        let last = self
+            .lcd
+            .replay_deferred(at.min(self.lcd_deferred_until - 1));
+        if self.apu.emulated() && last > prev {
             debug_assert!(!self.cgb);
-            self.apu.skip_turn_catch_up(self.instr_start);
+            self.apu.skip_turn_catch_up(at);
         }
-        if Self::keeps_lcd_deferral(addr) {
-            return;
-        }
+    }
+
+    /// End the LCD's deferral once its due transitions ran: the slice's target becomes the
+    /// next transition (`BAIL_RETARGET`).
+    fn end_lcd_deferral(&mut self) {
         self.lcd_deferred_until = 0;
         self.deferral_retarget = self.lcd.next_transition_at();
         self.bail |= BAIL_RETARGET;
@@ -1758,15 +1770,8 @@ impl GameBoy {
     #[inline(never)]
     fn end_lcd_deferral_between_instructions(&mut self) {
         let bus = &mut self.bus;
-        let now = bus.cycles;
-        let last = bus.lcd.replay_deferred(now.min(bus.lcd_deferred_until - 1));
-        if bus.apu.emulated() && last > bus.instr_start {
-            // A turn ended now, after the last instruction (see `lcd_deferral_access`).
-            bus.apu.skip_turn_catch_up(now);
-        }
-        bus.lcd_deferred_until = 0;
-        bus.deferral_retarget = bus.lcd.next_transition_at();
-        bus.bail |= BAIL_RETARGET;
+        bus.replay_lcd_deferral(bus.cycles, bus.instr_start);
+        bus.end_lcd_deferral();
     }
 
     /// The next slice's target after a light turn's end: [`GameBoy::turn_budget_timer_synced`]

@@ -806,13 +806,12 @@ impl Lcd {
 
     /// Run the deferred transitions (see [`deferrable_line_end`](Self::deferrable_line_end))
     /// due at or before `upto`, each at its own cycle: the LCD is then as the turns' ends
-    /// would have left it.
+    /// would have left it. Returns the cycle of the last transition run (0 if none).
     /// Only those transitions are pending, and what `deferrable_line_end` checked still
     /// holds (the accesses that could change it replay first), so each runs as `transition`
     /// would (same steps) without its other cases' tests, and the tick's bookkeeping
     /// (clock, distances) is done once, for the last.
     #[inline(never)]
-    /// Returns the cycle of the last transition run (0 if none).
     pub fn replay_deferred(&mut self, upto: u64) -> u64 {
         debug_assert!(!self.cgb_hw && self.enabled() && !self.restart_pending);
         debug_assert!(!self.first_frame && self.ly <= 143 && self.to_interrupt > 0);
