@@ -10,6 +10,8 @@
 //! cycles too, split them; the APU's unit test `deferred_cgb_turn_ends_match_eager_catch_ups`
 //! has odd turns as well.)
 
+mod common;
+
 use std::sync::Arc;
 
 use emurust_core::apu::SoundOptions;
@@ -153,11 +155,7 @@ fn deferred_cgb_apu_catch_ups_end_as_eager_ones() {
                 eager.bus.apu.samples(),
                 "{what}"
             );
-            let (a, b) = (deferred.save_state(), eager.save_state());
-            if a != b {
-                let at = a.iter().zip(&b).position(|(x, y)| x != y);
-                panic!("{what}: states differ at byte {at:?} of {}", a.len());
-            }
+            common::assert_same_state(&what, &deferred, &eager);
         }
         // The program did what it is meant to: both speeds, and mostly halted.
         assert!(

@@ -7,6 +7,8 @@
 //! Pokémon Red from its gameplay states when `EMURUST_POKERED_ROM` is set, the community
 //! corpus's games when `EMURUST_TEST_ROMS` is set.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -87,11 +89,7 @@ fn compare(
                     "{at}: screens differ"
                 );
             }
-            let (a, b) = (fast.save_state(), other.save_state());
-            if a != b {
-                let pos = a.iter().zip(&b).position(|(x, y)| x != y);
-                panic!("{at}: states differ at byte {pos:?} of {}", a.len());
-            }
+            common::assert_same_state(&at, fast, other);
         }
     }
     // The default traces only before each look for an idle loop; it must find the loops

@@ -7,6 +7,8 @@
 //! never fires fails the test). Real games: Pokémon Red from its gameplay states when
 //! `EMURUST_POKERED_ROM` is set, the community corpus's games when `EMURUST_TEST_ROMS` is set.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -26,10 +28,14 @@ fn frames(release: u32) -> u32 {
     }
 }
 
-fn sound(emulated: bool) -> SoundOptions {
-    SoundOptions {
-        emulated,
-        ..SoundOptions::default()
+/// The hardware (`None`: from the cartridge) and whether sound is emulated.
+fn options(cgb: Option<bool>, emulated: bool) -> Options {
+    Options {
+        cgb,
+        sound: SoundOptions {
+            emulated,
+            ..SoundOptions::default()
+        },
     }
 }
 
@@ -69,11 +75,7 @@ fn compare(what: &str, rom: Arc<[u8]>, state: Option<&[u8]>, frames: u32, option
                 "{at}: screens differ"
             );
         }
-        let (a, b) = (on.save_state(), off.save_state());
-        if a != b {
-            let pos = a.iter().zip(&b).position(|(x, y)| x != y);
-            panic!("{at}: states differ at byte {pos:?} of {}", a.len());
-        }
+        common::assert_same_state(&at, &on, &off);
     }
     assert_eq!(
         off.lcd_deferred_lines, 0,
@@ -103,10 +105,7 @@ fn our_roms_the_same_with_and_without_the_deferral() {
     for name in &names {
         for cgb in [Some(false), Some(true)] {
             for emulated in [false, true] {
-                let options = Options {
-                    cgb,
-                    sound: sound(emulated),
-                };
+                let options = options(cgb, emulated);
                 let what = format!("{name} cgb={cgb:?} sound={emulated}");
                 let lines = compare(&what, our_rom(name), None, frames(200), options);
                 // Only DMG timing defers (CGB hardware has its own transitions and sound unit).
@@ -157,10 +156,7 @@ fn pokemon_red_from_gameplay_states() {
     for name in ["overworld_walk", "battle", "menu"] {
         let state = std::fs::read(states.join(format!("{name}.state"))).unwrap();
         for emulated in [false, true] {
-            let options = Options {
-                cgb: None,
-                sound: sound(emulated),
-            };
+            let options = options(None, emulated);
             let what = format!("{name} sound={emulated}");
             let lines = compare(&what, data.clone(), Some(&state), frames(300), options);
             // The walk halts most of each frame (halted turns skip quiet lines their own way).
@@ -182,10 +178,7 @@ fn corpus_games() {
         let path = dir.join("games").join(format!("{name}.gb"));
         let data: Arc<[u8]> = std::fs::read(&path).unwrap().into();
         for emulated in [false, true] {
-            let options = Options {
-                cgb: None,
-                sound: sound(emulated),
-            };
+            let options = options(None, emulated);
             compare(
                 &format!("{name} sound={emulated}"),
                 data.clone(),

@@ -1,5 +1,7 @@
 //! Whole-machine behaviours that the CPU vectors cannot show.
 
+mod common;
+
 use std::sync::Arc;
 
 use emurust_core::GameBoy;
@@ -226,14 +228,7 @@ fn the_fast_paths_give_the_general_paths_results() {
                         "{what} frame {frame}: screens differ"
                     );
                 }
-                let (a, b) = (fast.save_state(), slow.save_state());
-                if a != b {
-                    let at = a.iter().zip(&b).position(|(x, y)| x != y);
-                    panic!(
-                        "{what} frame {frame}: states differ at byte {at:?} of {}",
-                        a.len()
-                    );
-                }
+                common::assert_same_state(&format!("{what} frame {frame}"), &fast, &slow);
             }
         }
     }
