@@ -716,6 +716,14 @@ impl Apu {
         let pulse2 = audible(self.ch2.on, self.ch2.env.volume, 1);
         let wave = self.ch3.on && routes & 0x44 != 0;
         let noise = audible(self.ch4.on, self.ch4.env.volume, 3);
+        // Silence (no channel audible, CH3 off): no channel runs chunk by chunk on the DMG.
+        #[cfg(test)]
+        let eager = self.eager_timers;
+        #[cfg(not(test))]
+        let eager = false;
+        if !CGB && !(pulse1 || pulse2 || noise || self.ch3.on || eager) {
+            return self.silent_span(start, end);
+        }
         if pulse1 {
             self.ch1.settle();
         }
@@ -765,6 +773,38 @@ impl Apu {
         if !noise && !CGB {
             self.ch4.advance(ran);
         }
+        self.clock = clock;
+        ran
+    }
+
+    /// [`Apu::sample_span`] on the DMG while no channel is audible and CH3 is off: the
+    /// targets up to `end` (at least one, the first at `sample_at`) each give a silent sample,
+    /// and the lazy pulse and noise timers take the stretch at its end. Nothing else runs
+    /// chunk by chunk then, so only the targets' times (PyBoy's `f64` sum) are stepped
+    /// through here.
+    #[inline(never)]
+    fn silent_span(&mut self, start: u64, end: u64) -> u64 {
+        let mut samples = 0usize;
+        let mut clock = start;
+        let mut next = self.next_sample;
+        let mut at = self.sample_at;
+        while at <= end {
+            clock = at;
+            samples += 1;
+            next += self.cycles_per_sample;
+            at = ceil_cycles(next);
+        }
+        self.next_sample = next;
+        self.sample_at = at;
+        // As `push_sample` each time: what fits (the buffer holds whole pairs), the rest dropped.
+        debug_assert!(self.samples.len() % 2 == 0);
+        let fit = samples.min((self.samples.len() - self.samples_len) / 2);
+        self.samples[self.samples_len..self.samples_len + 2 * fit].fill(0);
+        self.samples_len += 2 * fit;
+        let ran = clock - start;
+        self.ch1.advance(ran);
+        self.ch2.advance(ran);
+        self.ch4.advance(ran);
         self.clock = clock;
         ran
     }

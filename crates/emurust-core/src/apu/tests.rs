@@ -778,6 +778,8 @@ fn saved_state_does_not_depend_on_when_timers_settled() {
 /// noise counter) must give exactly what settling them after every catch-up chunk gives:
 /// register reads, samples and saved states, through random register writes (triggers,
 /// length expiry, DAC off, NR43 and NR51 changes, power off and on) with sampling on and off.
+/// The eager side never takes `sample_span`'s silent path, so the lazy side's silent spans
+/// are checked against the general loop too.
 #[test]
 fn lazy_channel_timers_match_eager_ones() {
     let mut next = crate::test_rng::xorshift(0x9E37_79B9_7F4A_7C15);
