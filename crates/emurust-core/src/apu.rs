@@ -721,8 +721,8 @@ impl Apu {
         let eager = self.eager_timers;
         #[cfg(not(test))]
         let eager = false;
-        if !CGB && !(pulse1 || pulse2 || noise || self.ch3.on || eager) {
-            return self.silent_span(start, end);
+        if !(pulse1 || pulse2 || noise || self.ch3.on || eager) {
+            return self.silent_span::<CGB>(start, end);
         }
         if pulse1 {
             self.ch1.settle();
@@ -777,18 +777,21 @@ impl Apu {
         ran
     }
 
-    /// [`Apu::sample_span`] on the DMG while no channel is audible and CH3 is off: the
-    /// targets up to `end` (at least one, the first at `sample_at`) each give a silent sample,
-    /// and the lazy pulse and noise timers take the stretch at its end. Nothing else runs
-    /// chunk by chunk then, so only the targets' times (PyBoy's `f64` sum) are stepped
-    /// through here.
+    /// [`Apu::sample_span`] while no channel is audible and CH3 is off: the targets up to
+    /// `end` (at least one, the first at `sample_at`) each give a silent sample, and the lazy
+    /// pulse and noise timers take the stretch at its end. Only the targets' times (PyBoy's
+    /// `f64` sum) are stepped through, and on the CGB CH4's alignment, which moves by half of
+    /// each chunk (rounded down).
     #[inline(never)]
-    fn silent_span(&mut self, start: u64, end: u64) -> u64 {
+    fn silent_span<const CGB: bool>(&mut self, start: u64, end: u64) -> u64 {
         let mut samples = 0usize;
         let mut clock = start;
         let mut next = self.next_sample;
         let mut at = self.sample_at;
         while at <= end {
+            if CGB {
+                self.ch4.advance_cgb(at - clock);
+            }
             clock = at;
             samples += 1;
             next += self.cycles_per_sample;
@@ -802,9 +805,16 @@ impl Apu {
         self.samples[self.samples_len..self.samples_len + 2 * fit].fill(0);
         self.samples_len += 2 * fit;
         let ran = clock - start;
-        self.ch1.advance(ran);
-        self.ch2.advance(ran);
-        self.ch4.advance(ran);
+        // (The CGB's pulse timers run only while playing, see `advance_cgb`.)
+        if !CGB || self.ch1.on {
+            self.ch1.advance(ran);
+        }
+        if !CGB || self.ch2.on {
+            self.ch2.advance(ran);
+        }
+        if !CGB {
+            self.ch4.advance(ran);
+        }
         self.clock = clock;
         ran
     }
