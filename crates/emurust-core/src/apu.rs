@@ -788,6 +788,23 @@ impl Apu {
         let mut clock = start;
         let mut next = self.next_sample;
         let mut at = self.sample_at;
+        if !CGB && at <= end && end < 1 << 52 {
+            // The first target, then the sum alone: ceil(t) <= end exactly when t <= end, as
+            // `end` is an integer that f64 holds exactly.
+            clock = at;
+            samples = 1;
+            next += self.cycles_per_sample;
+            let (end_f, mut last) = (end as f64, next);
+            while next <= end_f {
+                last = next;
+                samples += 1;
+                next += self.cycles_per_sample;
+            }
+            if samples > 1 {
+                clock = ceil_cycles(last);
+            }
+            at = ceil_cycles(next);
+        }
         while at <= end {
             if CGB {
                 self.ch4.advance_cgb(at - clock);
