@@ -817,7 +817,7 @@ impl Apu {
         self.next_sample = next;
         self.sample_at = at;
         // As `push_sample` each time: what fits (the buffer holds whole pairs), the rest dropped.
-        debug_assert!(self.samples.len() % 2 == 0);
+        debug_assert!(self.samples.len().is_multiple_of(2));
         let fit = samples.min((self.samples.len() - self.samples_len) / 2);
         self.samples[self.samples_len..self.samples_len + 2 * fit].fill(0);
         self.samples_len += 2 * fit;
