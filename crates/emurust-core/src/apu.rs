@@ -151,6 +151,77 @@ fn mix(left: &mut i64, right: &mut i64, routes: u8, n: u32, v: i64) {
     *right += v & -(((routes >> n) & 1) as i64);
 }
 
+/// Step PyBoy's sample targets, the running `f64` sum `t`, `t + c`, `(t + c) + c`, ..., past
+/// every one at or below `limit`: how many were passed, the last of them (`t` if none) and the
+/// first above `limit`. Exactly what adding `c` one target at a time gives, in a few steps: while
+/// the sum stays in one binade, [2^e, 2^(e+1)), every addition rounds to the same multiple of
+/// that binade's spacing (the sum's exact value moves by `c`, always the same distance from the
+/// grid of multiples, and rounding to the nearest multiple commutes with moving by a whole number
+/// of them), so `j` additions add `j` times that multiple. Where `c` lies exactly halfway between
+/// two multiples the rounding goes to the even one, which depends on the sum: those binades (and
+/// sums at or above 2^53, or anything not finite and positive) take one addition at a time, as
+/// do short stretches (a few targets: the loop is cheaper than the division).
+#[inline(always)]
+pub(crate) fn pass_targets(mut t: f64, c: f64, limit: f64) -> (u64, f64, f64) {
+    let (mut passed, mut last) = (0u64, t);
+    while t <= limit {
+        if limit - t >= 32.0 * c {
+            let (more, run_last, after) = pass_targets_closed(t, c, limit);
+            return (passed + more, run_last, after);
+        }
+        last = t;
+        passed += 1;
+        t += c;
+    }
+    (passed, last, t)
+}
+
+/// [`pass_targets`] over a long stretch (at least one target: `t <= limit`).
+#[inline(never)]
+fn pass_targets_closed(mut t: f64, c: f64, limit: f64) -> (u64, f64, f64) {
+    const TWO_53: f64 = (1u64 << 53) as f64;
+    let (mut passed, mut last) = (0u64, t);
+    while t <= limit {
+        let bits = t.to_bits();
+        let exponent = ((bits >> 52) & 0x7FF) as i32;
+        // The binade's spacing (2^(e - 52)), for normal positive sums below 2^53.
+        let spacing = f64::from_bits(((exponent - 52).max(1) as u64) << 52);
+        let units = c / spacing;
+        let closed = t > 0.0
+            && exponent > 52
+            && t < TWO_53
+            && c > 0.0
+            && units < TWO_53
+            && units.fract() != 0.5;
+        if !closed {
+            last = t;
+            passed += 1;
+            t += c;
+            continue;
+        }
+        // In units of the spacing: the sum m (2^52 <= m < 2^53) and the step d. (A step that
+        // rounds to nothing, d = 0, would leave the sum where it is, as the additions would.)
+        let d = units.round() as u64;
+        let m = (t / spacing) as u64;
+        if d == 0 {
+            last = t;
+            passed += 1;
+            t += c;
+            continue;
+        }
+        // The last j with m + j d still in the binade and (if `limit` is) at most `limit`.
+        let mut j = ((1u64 << 53) - 1 - m) / d;
+        let top = f64::from_bits(((exponent + 1) as u64) << 52);
+        if limit < top {
+            j = j.min(((limit / spacing) as u64 - m) / d);
+        }
+        last = (m + j * d) as f64 * spacing;
+        passed += j + 1;
+        t = last + c;
+    }
+    (passed, last, t)
+}
+
 /// PyBoy's sample targets from power-on (`cycles_per_sample` added up in `f64`) once caught
 /// up to cycle `now`: the next target, and how many targets fell in (`since`, `now`].
 pub(crate) fn sample_targets(cycles_per_sample: f64, since: u64, now: u64) -> (f64, usize) {
@@ -792,17 +863,16 @@ impl Apu {
             // The first target, then the sum alone: ceil(t) <= end exactly when t <= end, as
             // `end` is an integer that f64 holds exactly.
             clock = at;
-            samples = 1;
-            next += self.cycles_per_sample;
-            let (end_f, mut last) = (end as f64, next);
-            while next <= end_f {
-                last = next;
-                samples += 1;
-                next += self.cycles_per_sample;
-            }
-            if samples > 1 {
+            let (passed, last, after) = pass_targets(
+                next + self.cycles_per_sample,
+                self.cycles_per_sample,
+                end as f64,
+            );
+            samples = 1 + passed as usize;
+            if passed > 0 {
                 clock = ceil_cycles(last);
             }
+            next = after;
             at = ceil_cycles(next);
         }
         while at <= end {
@@ -905,16 +975,13 @@ impl Apu {
     }
 
     /// Not sampling: set the next sample target after `clock`, stepping the targets as
-    /// `sample_event` does (the same `f64` additions) but comparing in `f64`, without the
-    /// ceiling per target: `clock >= ceil(t)` is `clock as f64 >= t` (see `sample_at`) while
-    /// `clock` converts exactly (below 2^53; the caller checks).
+    /// `sample_event` does (the same `f64` additions, in closed form: [`pass_targets`]) but
+    /// comparing in `f64`, without the ceiling per target: `clock >= ceil(t)` is
+    /// `clock as f64 >= t` (see `sample_at`) while `clock` converts exactly (below 2^53; the
+    /// caller checks).
     #[inline(never)]
     fn pass_sample_targets(&mut self) {
-        let now = self.clock as f64;
-        let mut t = self.next_sample;
-        while t <= now {
-            t += self.cycles_per_sample;
-        }
+        let (_, _, t) = pass_targets(self.next_sample, self.cycles_per_sample, self.clock as f64);
         self.next_sample = t;
         self.sample_at = ceil_cycles(t);
     }

@@ -974,3 +974,77 @@ fn deferred_cgb_turn_ends_match_eager_catch_ups() {
          {past_samples} past samples"
     );
 }
+
+/// The sum one target at a time (what `pass_targets` must equal).
+fn pass_targets_one_by_one(mut t: f64, c: f64, limit: f64) -> (u64, f64, f64) {
+    let (mut passed, mut last) = (0u64, t);
+    while t <= limit {
+        last = t;
+        passed += 1;
+        t += c;
+    }
+    (passed, last, t)
+}
+
+/// `pass_targets`'s closed form against adding one target at a time: from power-on (the
+/// first target at `c`) through more than a million targets, at PyBoy's rates and odd ones
+/// (among them steps that fall halfway between two multiples of a binade's spacing, where
+/// rounding goes to the even one), in jumps of every length from 0 to past several binades,
+/// and up to 2^53.
+#[test]
+fn sample_targets_in_closed_form_match_the_running_sum() {
+    let mut next = crate::test_rng::xorshift(0x5EED_F00D_1234_5678);
+    // 4194304 Hz / rate (48 kHz's step ties in [128, 256)); steps ending in a bit 2^-33 tie
+    // in [2^20, 2^21); 1.0: every sum exact.
+    let steps = [
+        4_194_304.0 / 48_000.0,
+        4_194_304.0 / 44_100.0,
+        4_194_304.0 / 22_050.0,
+        4_194_304.0 / 32_768.0,
+        4_194_304.0 / 12_345.0,
+        4_194_304.0 / 1.0,
+        1.0,
+        0.75,
+        3.0 / 32.0,
+        1.5,
+        87.5,
+        1.0 + 1.0 / (1u64 << 33) as f64,
+        87.0 + 1.0 / (1u64 << 33) as f64,
+    ];
+    for c in steps {
+        let mut t = c;
+        let mut checked = 0u64;
+        while checked < 1_200_000 {
+            let span = match next() % 4 {
+                0 => (next() % 16) as f64 * c,
+                1 => (next() % 4096) as f64 * c,
+                2 => (next() % 200_000) as f64 * c,
+                _ => (next() % 1000) as f64,
+            };
+            let limit = (t + span).floor();
+            let fast = super::pass_targets(t, c, limit);
+            let slow = pass_targets_one_by_one(t, c, limit);
+            assert_eq!(
+                (fast.0, fast.1.to_bits(), fast.2.to_bits()),
+                (slow.0, slow.1.to_bits(), slow.2.to_bits()),
+                "step {c}, from {t} to {limit}"
+            );
+            checked += slow.0.max(1);
+            t = slow.2;
+        }
+        // Up to 2^53, the last binade's end (steps of at least 1: smaller ones stop moving
+        // the sum before it, one at a time as in closed form).
+        if c < 1.0 {
+            continue;
+        }
+        let t = (1u64 << 53) as f64 - 1000.0 * c;
+        let limit = (1u64 << 53) as f64 - 1.0;
+        let fast = super::pass_targets(t, c, limit);
+        let slow = pass_targets_one_by_one(t, c, limit);
+        assert_eq!(
+            (fast.0, fast.1.to_bits(), fast.2.to_bits()),
+            (slow.0, slow.1.to_bits(), slow.2.to_bits()),
+            "step {c} near 2^53"
+        );
+    }
+}
