@@ -771,13 +771,23 @@ impl Apu {
     fn sample_span<const CGB: bool>(&mut self, left: u64) -> u64 {
         let start = self.clock;
         let end = (start + left).min(self.seq_at.saturating_sub(1));
+        if self.sample_at > end || self.sample_at <= start {
+            return 0;
+        }
+        #[cfg(test)]
+        let eager = self.eager_timers;
+        #[cfg(not(test))]
+        let eager = false;
+        if !self.powered {
+            // Powered off, nothing runs but time, and every sample is silent.
+            return if eager {
+                0
+            } else {
+                self.silent_span::<CGB, false>(start, end)
+            };
+        }
         let sweep = &self.sweep;
-        if !self.powered
-            || sweep.check_delay != 0
-            || (CGB && (sweep.calc_delay != 0 || sweep.restart_hold != 0))
-            || self.sample_at > end
-            || self.sample_at <= start
-        {
+        if sweep.check_delay != 0 || (CGB && (sweep.calc_delay != 0 || sweep.restart_hold != 0)) {
             return 0;
         }
         let routes = self.nr51;
@@ -788,12 +798,8 @@ impl Apu {
         let wave = self.ch3.on && routes & 0x44 != 0;
         let noise = audible(self.ch4.on, self.ch4.env.volume, 3);
         // Silence (no channel audible, CH3 off): no channel runs chunk by chunk on the DMG.
-        #[cfg(test)]
-        let eager = self.eager_timers;
-        #[cfg(not(test))]
-        let eager = false;
         if !(pulse1 || pulse2 || noise || self.ch3.on || eager) {
-            return self.silent_span::<CGB>(start, end);
+            return self.silent_span::<CGB, true>(start, end);
         }
         if pulse1 {
             self.ch1.settle();
@@ -848,18 +854,19 @@ impl Apu {
         ran
     }
 
-    /// [`Apu::sample_span`] while no channel is audible and CH3 is off: the targets up to
-    /// `end` (at least one, the first at `sample_at`) each give a silent sample, and the lazy
-    /// pulse and noise timers take the stretch at its end. Only the targets' times (PyBoy's
-    /// `f64` sum) are stepped through, and on the CGB CH4's alignment, which moves by half of
-    /// each chunk (rounded down).
+    /// [`Apu::sample_span`] while no channel is audible and CH3 is off, or (`POWERED` false)
+    /// while the sound unit is off: the targets up to `end` (at least one, the first at
+    /// `sample_at`) each give a silent sample, and the lazy pulse and noise timers take the
+    /// stretch at its end (powered off, nothing runs). Only the targets' times (PyBoy's `f64`
+    /// sum) are stepped through, and, powered on the CGB, CH4's alignment, which moves by half
+    /// of each chunk (rounded down).
     #[inline(never)]
-    fn silent_span<const CGB: bool>(&mut self, start: u64, end: u64) -> u64 {
+    fn silent_span<const CGB: bool, const POWERED: bool>(&mut self, start: u64, end: u64) -> u64 {
         let mut samples = 0usize;
         let mut clock = start;
         let mut next = self.next_sample;
         let mut at = self.sample_at;
-        if !CGB && at <= end && end < 1 << 52 {
+        if (!CGB || !POWERED) && at <= end && end < 1 << 52 {
             // The first target, then the sum alone: ceil(t) <= end exactly when t <= end, as
             // `end` is an integer that f64 holds exactly.
             clock = at;
@@ -876,7 +883,7 @@ impl Apu {
             at = ceil_cycles(next);
         }
         while at <= end {
-            if CGB {
+            if CGB && POWERED {
                 self.ch4.advance_cgb(at - clock);
             }
             clock = at;
@@ -893,13 +900,13 @@ impl Apu {
         self.samples_len += 2 * fit;
         let ran = clock - start;
         // (The CGB's pulse timers run only while playing, see `advance_cgb`.)
-        if !CGB || self.ch1.on {
+        if POWERED && (!CGB || self.ch1.on) {
             self.ch1.advance(ran);
         }
-        if !CGB || self.ch2.on {
+        if POWERED && (!CGB || self.ch2.on) {
             self.ch2.advance(ran);
         }
-        if !CGB {
+        if POWERED && !CGB {
             self.ch4.advance(ran);
         }
         self.clock = clock;
