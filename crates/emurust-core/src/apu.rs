@@ -760,13 +760,15 @@ impl Apu {
     }
 
     /// The catch-up loop's chunks that end at sample targets before the next frame-sequencer
-    /// event, within the next `left` cycles, run in one go (sampling, powered, no sweep timer
-    /// running). Between sequencer events nothing changes which channels are audible
-    /// (playing, volume above 0, routed by NR51), so that is decided once: silent pulse and
-    /// noise channels' lazy timers take the whole stretch at the end (it composes), audible
-    /// ones settle at each sample, and what depends on where chunks end (CH3's wave-RAM
-    /// window; on the CGB, CH3 and CH4's alignment and counter) runs chunk by chunk as
-    /// before. Returns the cycles run (0: no such target).
+    /// event, within the next `left` cycles, run in one go (sampling; powered with no sweep
+    /// timer running, or powered off: then only time passes, see [`Apu::silent_span`]).
+    /// Between sequencer events nothing changes which channels are audible (playing, volume
+    /// above 0, routed by NR51), so that is decided once: silent pulse and noise channels'
+    /// lazy timers take the whole stretch at the end (it composes), audible ones settle at
+    /// each sample, and what depends on where chunks end (CH3's wave-RAM window; on the CGB,
+    /// CH3 and CH4's alignment and counter) runs chunk by chunk as before. With nothing
+    /// audible and CH3 off, [`Apu::silent_span`] takes the stretch. Returns the cycles run (0:
+    /// no such target).
     #[inline(never)]
     fn sample_span<const CGB: bool>(&mut self, left: u64) -> u64 {
         let start = self.clock;
