@@ -986,6 +986,19 @@ fn pass_targets_one_by_one(mut t: f64, c: f64, limit: f64) -> (u64, f64, f64) {
     (passed, last, t)
 }
 
+/// `pass_targets` from `t` to `limit` against the one-by-one sum (count, last and next target,
+/// bit for bit); how many it passed, and the next target.
+fn assert_passes_like_the_sum(t: f64, c: f64, limit: f64, what: &str) -> (u64, f64) {
+    let fast = super::pass_targets(t, c, limit);
+    let slow = pass_targets_one_by_one(t, c, limit);
+    assert_eq!(
+        (fast.0, fast.1.to_bits(), fast.2.to_bits()),
+        (slow.0, slow.1.to_bits(), slow.2.to_bits()),
+        "step {c}, {what}: from {t} to {limit}"
+    );
+    (slow.0, slow.2)
+}
+
 /// `pass_targets`'s closed form against adding one target at a time: from power-on (the
 /// first target at `c`) through more than a million targets, at PyBoy's rates and odd ones
 /// (among them steps that fall halfway between two multiples of a binade's spacing, where
@@ -1022,15 +1035,9 @@ fn sample_targets_in_closed_form_match_the_running_sum() {
                 _ => (next() % 1000) as f64,
             };
             let limit = (t + span).floor();
-            let fast = super::pass_targets(t, c, limit);
-            let slow = pass_targets_one_by_one(t, c, limit);
-            assert_eq!(
-                (fast.0, fast.1.to_bits(), fast.2.to_bits()),
-                (slow.0, slow.1.to_bits(), slow.2.to_bits()),
-                "step {c}, from {t} to {limit}"
-            );
-            checked += slow.0.max(1);
-            t = slow.2;
+            let (passed, after) = assert_passes_like_the_sum(t, c, limit, "from power-on");
+            checked += passed.max(1);
+            t = after;
         }
         // Up to 2^53, the last binade's end (steps of at least 1: smaller ones stop moving
         // the sum before it, one at a time as in closed form).
@@ -1038,13 +1045,6 @@ fn sample_targets_in_closed_form_match_the_running_sum() {
             continue;
         }
         let t = (1u64 << 53) as f64 - 1000.0 * c;
-        let limit = (1u64 << 53) as f64 - 1.0;
-        let fast = super::pass_targets(t, c, limit);
-        let slow = pass_targets_one_by_one(t, c, limit);
-        assert_eq!(
-            (fast.0, fast.1.to_bits(), fast.2.to_bits()),
-            (slow.0, slow.1.to_bits(), slow.2.to_bits()),
-            "step {c} near 2^53"
-        );
+        assert_passes_like_the_sum(t, c, (1u64 << 53) as f64 - 1.0, "near 2^53");
     }
 }
