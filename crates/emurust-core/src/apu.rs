@@ -187,11 +187,12 @@ fn pass_targets_closed(mut t: f64, c: f64, limit: f64) -> (u64, f64, f64) {
         // The binade's spacing (2^(e - 52)), for normal positive sums below 2^53.
         let spacing = f64::from_bits(((exponent - 52).max(1) as u64) << 52);
         let units = c / spacing;
+        // (A step under half the spacing rounds to nothing: the additions would leave the sum
+        // where it is, and so do the single ones here.)
         let closed = t > 0.0
             && exponent > 52
             && t < TWO_53
-            && c > 0.0
-            && units < TWO_53
+            && (0.5..TWO_53).contains(&units)
             && units.fract() != 0.5;
         if !closed {
             last = t;
@@ -199,16 +200,9 @@ fn pass_targets_closed(mut t: f64, c: f64, limit: f64) -> (u64, f64, f64) {
             t += c;
             continue;
         }
-        // In units of the spacing: the sum m (2^52 <= m < 2^53) and the step d. (A step that
-        // rounds to nothing, d = 0, would leave the sum where it is, as the additions would.)
+        // In units of the spacing: the sum m (2^52 <= m < 2^53) and the step d (at least 1).
         let d = units.round() as u64;
         let m = (t / spacing) as u64;
-        if d == 0 {
-            last = t;
-            passed += 1;
-            t += c;
-            continue;
-        }
         // The last j with m + j d still in the binade and (if `limit` is) at most `limit`.
         let mut j = ((1u64 << 53) - 1 - m) / d;
         let top = f64::from_bits(((exponent + 1) as u64) << 52);
