@@ -5,10 +5,13 @@
 //! `render` draws every frame, `sample` samples audio in every frame, `sound-off` creates the
 //! emulator without sound emulation (PyBoy's `sound_emulated=False`), `rate=HZ` sets the
 //! sample rate, `start` presses START in frames 60-69 (to get past a title screen),
-//! `state=PATH` starts from a PyBoy 2.8.1 save state of the ROM (gameplay, for profiles),
+//! `state=PATH` starts from a save state of the ROM, PyBoy 2.8.1's or emurust's (gameplay, for
+//! profiles),
 //! `digest` prints a hash of every frame's screen (when drawn), samples and machine state
 //! (with `start`-style buttons pressed pseudo-randomly), to check that an optimisation
-//! changed nothing (compare the line before and after).
+//! changed nothing (compare the line before and after); `idle-off`, `defer-off` and
+//! `wait-off` turn off the idle-loop fast-forward, the LCD deferral and every wait-loop fast
+//! path (to compare digests with them on).
 
 use std::time::Instant;
 
@@ -17,7 +20,7 @@ use emurust_core::gameboy::Options;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start|state=PATH|digest|idle-off|defer-off]...";
+    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start|state=PATH|digest|idle-off|defer-off|wait-off]...";
     let rom = args.next().expect(usage);
     let frames: u32 = args
         .next()
@@ -26,6 +29,7 @@ fn main() {
     let mut state: Option<String> = None;
     let mut idle_off = false;
     let mut defer_off = false;
+    let mut wait_off = false;
     let mut digest: Option<u64> = None;
     let mut sound = SoundOptions::default();
     for a in args {
@@ -37,6 +41,7 @@ fn main() {
             "digest" => digest = Some(0xcbf2_9ce4_8422_2325),
             "idle-off" => idle_off = true,
             "defer-off" => defer_off = true,
+            "wait-off" => wait_off = true,
             _ if a.starts_with("rate=") => sound.sample_rate = a[5..].parse().expect(usage),
             _ if a.starts_with("state=") => state = Some(a[6..].to_string()),
             _ => panic!("{usage}"),
@@ -51,12 +56,18 @@ fn main() {
         None => emurust_core::GameBoy::with_options(data.into(), None, options),
         Some(path) => {
             let saved = std::fs::read(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-            emurust_core::GameBoy::from_pyboy_state(data.into(), options, &saved)
+            // A PyBoy state, else an emurust one (e.g. from `RedV2Batch.save_state`).
+            let rom: std::sync::Arc<[u8]> = data.into();
+            emurust_core::GameBoy::from_pyboy_state(rom.clone(), options, &saved).or_else(|_| {
+                let mut gb = emurust_core::GameBoy::with_options(rom, None, options)?;
+                gb.load_state(&saved).map(|()| gb)
+            })
         }
     }
     .unwrap_or_else(|e| panic!("{e}"));
     gb.idle_loop_fast_forward = !idle_off;
     gb.lcd_deferral = !defer_off;
+    gb.wait_loop_fast_paths = !wait_off;
     let t = Instant::now();
     for i in 0..frames {
         if start {

@@ -1936,7 +1936,9 @@ impl GameBoy {
     /// the interpreter would: the same register read at the same stamp (so the LCD catches
     /// up at the same points), the same flags, cycles, PC, instruction count and PC trace.
     /// Anything else (EI pending, OAM DMA running, breakpoints on, code outside the
-    /// cartridge ROM) leaves the interpreter to it.
+    /// cartridge ROM) leaves the interpreter to it. On DMG hardware the iterations whose read
+    /// would return what the last one read are accounted whole, not run
+    /// ([`GameBoy::skip_unchanged_polls`]).
     #[inline(never)]
     fn run_poll_loop(&mut self, target: u64) {
         let bus = &self.bus;
@@ -2005,6 +2007,11 @@ impl GameBoy {
             if self.bus.cycles >= target {
                 return;
             }
+            if self.skip_unchanged_polls(addr, [start, start + 2, jr_at], test_cycles, target)
+                && self.bus.cycles >= target
+            {
+                return;
+            }
             self.trace(start);
             let bus = &mut self.bus;
             let now = bus.cycles;
@@ -2020,6 +2027,48 @@ impl GameBoy {
             self.bus.cycles = now + 12;
             self.cpu.r.pc = start + 2;
         }
+    }
+
+    /// [`GameBoy::run_poll_loop`]'s iterations that read the value the last one read, as
+    /// whole iterations: the clock, instruction count and PC trace (`pcs`: the read, the
+    /// test, the branch) move as the interpreter would move them, and the registers stay.
+    /// Called at the loop's read (PC at `pcs[0]`, the slice not over). Those reads would only
+    /// move the LCD's clock ([`Lcd::read_holds_until`]); each skipped instruction starts
+    /// before `target`, as in the interpreter. Returns true when iterations were skipped; the
+    /// PC is then at the next read, which the caller runs if the slice is not over.
+    fn skip_unchanged_polls(
+        &mut self,
+        addr: u16,
+        pcs: [u16; 3],
+        test_cycles: u64,
+        target: u64,
+    ) -> bool {
+        let stamp = DATA_ACCESS[OPCODE_LDH_A_N as usize][0];
+        let read_delay = stamp.cycles as u64 + stamp.offset as u64;
+        let Some(holds_until) = self.bus.lcd.read_holds_until(addr, self.cpu.r.a) else {
+            return false;
+        };
+        // An iteration: the read (12 cycles), the test, the branch taken (12).
+        let period = 24 + test_cycles;
+        let now = self.bus.cycles;
+        let (first_read, first_branch) = (now + read_delay, now + 12 + test_cycles);
+        if first_read >= holds_until || first_branch >= target {
+            return false;
+        }
+        // (The slice's end came first in every skip on our ROMs and Pokemon Red: turns end
+        // at the LCD's transitions. The LCD's bound keeps the skip exact where they do not.)
+        let iterations = ((holds_until - 1 - first_read) / period + 1)
+            .min((target - 1 - first_branch) / period + 1);
+        self.skip_iterations(&pcs, 0, iterations, period);
+        self.wait_loop_stats.poll_skipped_instructions += 3 * iterations;
+        // What the last skipped read leaves: its start and HL for the data-access stamps,
+        // and the LCD's clock at its tick (the ticks compose; this one keeps every field).
+        let last = now + (iterations - 1) * period;
+        let bus = &mut self.bus;
+        bus.instr_start = last;
+        bus.hl_at_start = self.cpu.r.hl();
+        bus.lcd.tick(last + read_delay);
+        true
     }
 
     /// The wait loop of an OAM DMA routine in HRAM,

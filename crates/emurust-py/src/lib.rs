@@ -196,6 +196,7 @@ impl PyGameBoy {
             ("idle_joypad_skips", s.idle_joypad_skips),
             ("idle_resumes", s.idle_resumes),
             ("idle_skipped_instructions", s.idle_skipped_instructions),
+            ("poll_skipped_instructions", s.poll_skipped_instructions),
         ] {
             d.set_item(k, v)?;
         }

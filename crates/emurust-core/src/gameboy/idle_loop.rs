@@ -73,6 +73,9 @@ pub struct WaitLoopStats {
     pub idle_resumes: u64,
     /// Instructions skipped by idle-loop fast-forwards.
     pub idle_skipped_instructions: u64,
+    /// Instructions of LY/STAT polling loops skipped as whole iterations (reads that would
+    /// have returned the value the last one read; DMG hardware).
+    pub poll_skipped_instructions: u64,
 }
 
 /// What the decoding of a loop in ROM found, by ROM bank and lowest address (ROM code
@@ -425,6 +428,7 @@ impl GameBoy {
             verdict = LoopVerdict::Skipped;
             self.skip_iterations(pcs, 0, iterations, it.cycles);
             let stats = &mut self.wait_loop_stats;
+            stats.idle_skipped_instructions += iterations * pcs.len() as u64;
             stats.idle_skips += 1;
             stats.idle_div_skips += it.div.is_some() as u64;
             stats.idle_joypad_skips += it.joypad as u64;
@@ -572,6 +576,7 @@ impl GameBoy {
         let (pcs, cycles, joypad) = (plan.pcs, plan.cycles, plan.joypad);
         self.skip_iterations(&pcs[..len], j, iterations, cycles);
         let stats = &mut self.wait_loop_stats;
+        stats.idle_skipped_instructions += iterations * len as u64;
         stats.idle_skips += 1;
         stats.idle_resumes += 1;
         stats.idle_joypad_skips += joypad as u64;
@@ -605,8 +610,15 @@ impl GameBoy {
 
     /// Account `iterations` iterations of the loop whose instructions are at `pcs`, from
     /// `pcs[first]` (at the PC), `cycles` each: what the interpreter's clock, instruction
-    /// count and PC trace would show after running them (the registers do not change).
-    fn skip_iterations(&mut self, pcs: &[u16], first: usize, iterations: u64, cycles: u64) {
+    /// count and PC trace would show after running them (the registers do not change). The
+    /// caller counts them in its statistic.
+    pub(super) fn skip_iterations(
+        &mut self,
+        pcs: &[u16],
+        first: usize,
+        iterations: u64,
+        cycles: u64,
+    ) {
         let len = pcs.len();
         let count = iterations * len as u64;
         let base = self.instructions;
@@ -623,6 +635,5 @@ impl GameBoy {
         }
         self.instructions = base + count;
         self.bus.cycles += iterations * cycles;
-        self.wait_loop_stats.idle_skipped_instructions += count;
     }
 }

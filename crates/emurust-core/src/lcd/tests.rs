@@ -787,3 +787,62 @@ fn the_record_of_a_line_past_143_lands_where_pyboys_does() {
     l.tick(now + 4);
     assert!(l.cycles_to_interrupt() > 1 << 56 && l.cycles_to_frame() > 1 << 56);
 }
+
+/// `read_holds_until` (the polling loop's skip): every tick before the bound it gives only
+/// moves the clock (the register keeps its value, no transition, no interrupt), and the tick
+/// at the bound runs the next transition. Checked every 52 cycles for a frame (every 4-cycle
+/// phase of a line: 52 and 456 have 4 as their greatest common divisor), for LY and STAT,
+/// with the LCD on and off.
+#[test]
+fn reads_hold_until_the_next_transition() {
+    let check = |l: &Lcd, now: u64| {
+        for addr in [0xFF44, 0xFF41] {
+            let value = l.peek_register(addr);
+            assert_eq!(l.read_holds_until(addr, value ^ 1), None, "another value");
+            let Some(bound) = l.read_holds_until(addr, value) else {
+                continue;
+            };
+            assert!(bound > now, "{addr:04x} at {now}: bound {bound}");
+            for t in [now + 1, bound - 1] {
+                let mut a = l.clone();
+                a.set_frame_done(false);
+                a.tick(t);
+                let what = format!("{addr:04x} at {now}, tick at {t} (bound {bound})");
+                assert_eq!(a.peek_register(addr), value, "{what}");
+                assert_eq!(a.clock_target, l.clock_target, "{what}: a transition ran");
+                assert!(!a.frame_done(), "{what}: a transition ran");
+                assert_eq!(a.take_irq(), 0, "{what}");
+            }
+            // (With the LCD off, the transition keeps the target and ends the frame.)
+            let mut a = l.clone();
+            a.set_frame_done(false);
+            a.tick(bound);
+            assert!(
+                a.clock_target != l.clock_target || a.frame_done(),
+                "{addr:04x} at {now}: no transition at {bound}"
+            );
+        }
+    };
+    let (mut l, mut now) = lcd_on();
+    for _ in 0..(70224 / 52) {
+        check(&l, now);
+        now += 52;
+        l.tick(now);
+        l.take_irq();
+    }
+    // STAT's one-read override, and CGB timing: no bound.
+    l.stat_mode_override = true;
+    assert_eq!(l.read_holds_until(0xFF41, l.peek_register(0xFF41)), None);
+    l.stat_mode_override = false;
+    let mut c = l.clone();
+    c.cgb_hw = true;
+    assert_eq!(c.read_holds_until(0xFF44, c.peek_register(0xFF44)), None);
+    // LCD off: LY stays 0 until the blank frame's end.
+    l.write_register(0xFF40, 0x11, now);
+    for _ in 0..(2 * 70224 / 52) {
+        check(&l, now);
+        now += 52;
+        l.tick(now);
+        l.take_irq();
+    }
+}
