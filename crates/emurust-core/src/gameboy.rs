@@ -1936,9 +1936,8 @@ impl GameBoy {
     /// the interpreter would: the same register read at the same stamp (so the LCD catches
     /// up at the same points), the same flags, cycles, PC, instruction count and PC trace.
     /// Anything else (EI pending, OAM DMA running, breakpoints on, code outside the
-    /// cartridge ROM) leaves the interpreter to it. On DMG hardware the iterations whose read
-    /// would return what the last one read are accounted whole, not run
-    /// ([`GameBoy::skip_unchanged_polls`]).
+    /// cartridge ROM) leaves the interpreter to it. The iterations whose read would return
+    /// what the last one read are accounted whole, not run ([`GameBoy::skip_unchanged_polls`]).
     #[inline(never)]
     fn run_poll_loop(&mut self, target: u64) {
         let bus = &self.bus;

@@ -109,11 +109,6 @@ fn our_rom(name: &str) -> Arc<[u8]> {
 }
 
 fn both_hardware(name: &str, check: impl Fn(&WaitLoopStats) -> bool) {
-    both_hardware_checked(name, |_, stats| check(stats));
-}
-
-/// [`both_hardware`], the check also told whether the run was on CGB hardware.
-fn both_hardware_checked(name: &str, check: impl Fn(bool, &WaitLoopStats) -> bool) {
     for cgb in [Some(false), Some(true)] {
         let options = Options {
             cgb,
@@ -127,7 +122,7 @@ fn both_hardware_checked(name: &str, check: impl Fn(bool, &WaitLoopStats) -> boo
             options,
         );
         assert!(
-            check(cgb == Some(true), &stats),
+            check(&stats),
             "{name} cgb={cgb:?}: the fast path did not run: {stats:?}"
         );
     }
@@ -156,15 +151,10 @@ fn div_busy_wait() {
 #[test]
 fn ly_busy_wait() {
     // LY and STAT change within a slice: the polling-loop path runs these, never the
-    // idle-loop fast-forward. On DMG hardware it skips the iterations whose reads would
-    // return the same value (most of them: a line has 4 transitions, ~16 iterations).
-    both_hardware_checked("idle_ly", |cgb, s| {
-        let skipped = if cgb {
-            s.poll_skipped_instructions == 0
-        } else {
-            s.poll_skipped_instructions > 100_000
-        };
-        s.poll_loops > 100 && s.idle_skips == 0 && skipped
+    // idle-loop fast-forward. It skips the iterations whose reads would return the same
+    // value (most of them: a line has 4 transitions, ~16 iterations).
+    both_hardware("idle_ly", |s| {
+        s.poll_loops > 100 && s.idle_skips == 0 && s.poll_skipped_instructions > 100_000
     });
 }
 

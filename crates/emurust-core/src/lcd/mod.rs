@@ -1112,17 +1112,26 @@ impl Lcd {
     }
 
     /// Until when (PyBoy's `cpu.cycles` plus the read's offset, exclusive) a read of `addr`
-    /// keeps returning `value`, DMG hardware: until the next transition, reads only move the
-    /// clock (a transition runs in the first tick at or past its dot, one per tick, so the
-    /// reads that would cross one must still run). `None` when the next read could return
-    /// something else or change state: CGB timing, a transition overdue or a restart
-    /// pending, STAT's one-read override, or a register not holding `value`.
+    /// keeps returning `value`: until the next transition, reads only move the clock (a
+    /// transition runs in the first tick at or past its dot, one per tick, so the reads that
+    /// would cross one must still run). In CGB double speed a tick moves the clock by half
+    /// its cycles, rounded down: the caller's reads must be an even number of cycles apart
+    /// for their ticks to add up. `None` when the next read could return something else or
+    /// change state: a transition overdue or a restart pending, STAT's one-read override,
+    /// a register not holding `value`, or line 143 on CGB hardware (the early VBlank STAT
+    /// interrupt fires at a tick there).
     pub fn read_holds_until(&self, addr: u16, value: u8) -> Option<u64> {
-        if self.cgb_hw || self.stat_mode_override || self.peek_register(addr) != value {
+        if self.stat_mode_override
+            || self.peek_register(addr) != value
+            || (self.cgb_hw && self.ly == 143)
+        {
             return None;
         }
         let to_next = self.clock_target.wrapping_sub(self.clock) as i64;
-        (to_next > 0).then(|| self.last_now.wrapping_add(to_next as u64))
+        (to_next > 0).then(|| {
+            self.last_now
+                .wrapping_add((to_next as u64) << self.speed_shift)
+        })
     }
 
     /// Register value without side effects (STAT as the next read would see it).

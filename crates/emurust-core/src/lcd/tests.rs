@@ -792,7 +792,7 @@ fn the_record_of_a_line_past_143_lands_where_pyboys_does() {
 /// moves the clock (the register keeps its value, no transition, no interrupt), and the tick
 /// at the bound runs the next transition. Checked every 52 cycles for a frame (every 4-cycle
 /// phase of a line: 52 and 456 have 4 as their greatest common divisor), for LY and STAT,
-/// with the LCD on and off.
+/// with the LCD on and off, on DMG and CGB hardware (single and double speed).
 #[test]
 fn reads_hold_until_the_next_transition() {
     let check = |l: &Lcd, now: u64| {
@@ -823,26 +823,31 @@ fn reads_hold_until_the_next_transition() {
             );
         }
     };
-    let (mut l, mut now) = lcd_on();
-    for _ in 0..(70224 / 52) {
-        check(&l, now);
-        now += 52;
-        l.tick(now);
-        l.take_irq();
-    }
-    // STAT's one-read override, and CGB timing: no bound.
-    l.stat_mode_override = true;
-    assert_eq!(l.read_holds_until(0xFF41, l.peek_register(0xFF41)), None);
-    l.stat_mode_override = false;
-    let mut c = l.clone();
-    c.cgb_hw = true;
-    assert_eq!(c.read_holds_until(0xFF44, c.peek_register(0xFF44)), None);
-    // LCD off: LY stays 0 until the blank frame's end.
-    l.write_register(0xFF40, 0x11, now);
-    for _ in 0..(2 * 70224 / 52) {
-        check(&l, now);
-        now += 52;
-        l.tick(now);
-        l.take_irq();
+    // DMG, CGB single speed, CGB double speed (ticks 52 cycles apart: even).
+    for (cgb, shift) in [(false, 0), (true, 0), (true, 1)] {
+        let (mut l, mut now) = lcd_on();
+        if cgb {
+            l.set_cgb(true);
+            l.speed_shift = shift;
+        }
+        let frame = 70224 << shift;
+        for _ in 0..(frame / 52) {
+            check(&l, now);
+            now += 52;
+            l.tick(now);
+            l.take_irq();
+        }
+        // STAT's one-read override: no bound.
+        l.stat_mode_override = true;
+        assert_eq!(l.read_holds_until(0xFF41, l.peek_register(0xFF41)), None);
+        l.stat_mode_override = false;
+        // LCD off: LY stays 0 until the blank frame's end.
+        l.write_register(0xFF40, 0x11, now);
+        for _ in 0..(2 * frame / 52) {
+            check(&l, now);
+            now += 52;
+            l.tick(now);
+            l.take_irq();
+        }
     }
 }
