@@ -47,7 +47,7 @@ def roms_dev(*parts) -> str:
 
 
 @pytest.mark.parametrize("mode", MODES, ids=mode_id)
-@pytest.mark.parametrize("rom", ["roms/music.gb", "roms/timer.gb", "roms/lcd_timing.gb", "roms/vram_race.gb"])
+@pytest.mark.parametrize("rom", ["roms/music.gb", "roms/timer.gb", "roms/lcd_timing.gb", "roms/vram_race.gb", "roms/apu_power.gb"])
 def test_rom_in_other_sound_modes(rom, mode):
     frames = 3000 if LONG else 600
     r = rollout(str(ROOT / rom), frames, state_every=STATE_EVERY if not LONG else 20, **sound_kwargs(mode))

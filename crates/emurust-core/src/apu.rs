@@ -617,6 +617,15 @@ impl Apu {
         self.skipped_turn_end = u64::MAX;
     }
 
+    /// Whether a skipped turn end's record ([`Apu::skip_turn_catch_up`]) can change what a
+    /// later catch-up does: sound emulated and the unit powered. The record only closes CH3's
+    /// wave-RAM window at a catch-up at that very cycle, and with the unit off CH3 is off, so
+    /// every catch-up leaves the window closed anyway.
+    #[inline]
+    pub fn turn_end_records_matter(&self) -> bool {
+        self.emulated && self.powered
+    }
+
     /// Whether sound is emulated (PyBoy's `sound_emulated`).
     #[inline]
     pub fn emulated(&self) -> bool {

@@ -471,13 +471,13 @@ impl SystemBus {
     /// Run the deferred transitions due by `at`, an instruction boundary (the one before it
     /// started at `prev`), as the turns that ended by then would have. If one fell within that
     /// instruction, a turn ended at `at`, recording its time in the APU as
-    /// `light_turn_end_devices` does (DMG: only `run_slice`'s TRACK_PREV copy defers with
-    /// sound, and keeps `prev`).
+    /// `light_turn_end_devices` does, where that record matters (DMG: only `run_slice`'s
+    /// TRACK_PREV copy defers then, and keeps `prev`; the others' `prev` may be stale).
     fn replay_lcd_deferral(&mut self, at: u64, prev: u64) {
         let last = self
             .lcd
             .replay_deferred(at.min(self.lcd_deferred_until - 1));
-        if self.apu.emulated() && last > prev {
+        if self.apu.turn_end_records_matter() && last > prev {
             debug_assert!(!self.cgb);
             self.apu.skip_turn_catch_up(at);
         }
@@ -1348,6 +1348,11 @@ impl GameBoy {
             // Sound off: the deferred transitions' turns' ends would only have ticked the LCD
             // (the APU's part records the time, the last one counts).
             self.run_slice::<true, true, false>(budget);
+        } else if self.lcd_deferral && !self.bus.cgb && !self.bus.apu.turn_end_records_matter() {
+            // DMG sound with the unit powered off (PokemonRedExperiments v2's start state):
+            // the APU's records of the deferred turns' ends change nothing, as with sound off.
+            // A power-on within the slice stops new deferrals in it (see `run_slice`).
+            self.run_slice::<true, true, false>(budget);
         } else if self.lcd_deferral && !self.bus.cgb {
             // DMG sound: those turns' ends would also have recorded their time in the APU
             // (`Apu::skip_turn_catch_up`), which an access at that very cycle sees: the
@@ -1624,8 +1629,8 @@ impl GameBoy {
     /// turns while [`GameBoy::light_turn_end`] allows (`run_frame` only).
     /// `DEFER_LCD` (with `TURNS`): those turns may defer a line's LCD transitions
     /// ([`GameBoy::defer_lcd`]); a separate copy, so that the other runs pay nothing for it.
-    /// `TRACK_PREV` (with `DEFER_LCD`, DMG sound on): the interpreter keeps the previous
-    /// instruction's start (`SystemBus::prev_instr_start`).
+    /// `TRACK_PREV` (with `DEFER_LCD`, DMG sound on and the unit powered): the interpreter
+    /// keeps the previous instruction's start (`SystemBus::prev_instr_start`).
     fn run_slice<const TURNS: bool, const DEFER_LCD: bool, const TRACK_PREV: bool>(
         &mut self,
         budget: u64,
@@ -1722,7 +1727,14 @@ impl GameBoy {
             // (The common refusals, inline: in mode 0, 1 or 3, or an overdue OAM step.)
             if DEFER_LCD {
                 self.light_turn_ends += 1;
-                if self.light_turn_ends > LCD_DEFERRAL_AFTER && self.bus.lcd.line_may_defer() {
+                // Without the previous instruction's start (TRACK_PREV), only while the APU's
+                // records of turn ends change nothing: the unit may have been powered on
+                // since the slice began. (A deferral under way when that write came ended at
+                // it: an APU access is not inert.)
+                if self.light_turn_ends > LCD_DEFERRAL_AFTER
+                    && self.bus.lcd.line_may_defer()
+                    && (TRACK_PREV || !self.bus.apu.turn_end_records_matter())
+                {
                     target = self.defer_lcd(target);
                 }
             }
