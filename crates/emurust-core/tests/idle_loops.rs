@@ -152,9 +152,10 @@ fn div_busy_wait() {
 fn ly_busy_wait() {
     // LY and STAT change within a slice: the polling-loop path runs these, never the
     // idle-loop fast-forward. It skips the iterations whose reads would return the same
-    // value (most of them: a line has 4 transitions, ~16 iterations).
+    // value (most of them: a line has 4 transitions, ~16 iterations): ~1,300 instructions a
+    // frame (~78,000 in the debug build's 60 frames).
     both_hardware("idle_ly", |s| {
-        s.poll_loops > 100 && s.idle_skips == 0 && s.poll_skipped_instructions > 100_000
+        s.poll_loops > 100 && s.idle_skips == 0 && s.poll_skipped_instructions > 20_000
     });
 }
 
