@@ -2066,8 +2066,9 @@ impl GameBoy {
         if first_read >= holds_until || first_branch >= target {
             return false;
         }
-        // (The slice's end came first in every skip on our ROMs and Pokemon Red: turns end
-        // at the LCD's transitions. The LCD's bound keeps the skip exact where they do not.)
+        // (The slice's end came first in every skip measured on DMG hardware, our ROMs and
+        // Pokemon Red: turns end at the LCD's transitions. The LCD's bound keeps the skip
+        // exact wherever they might not.)
         let iterations = ((holds_until - 1 - first_read) / period + 1)
             .min((target - 1 - first_branch) / period + 1);
         self.skip_iterations(&pcs, 0, iterations, period);

@@ -74,7 +74,7 @@ pub struct WaitLoopStats {
     /// Instructions skipped by idle-loop fast-forwards.
     pub idle_skipped_instructions: u64,
     /// Instructions of LY/STAT polling loops skipped as whole iterations (reads that would
-    /// have returned the value the last one read; DMG hardware).
+    /// have returned the value the last one read).
     pub poll_skipped_instructions: u64,
 }
 
