@@ -21,8 +21,6 @@ isr_timer = isr_none
 isr_serial = isr_none
 isr_joypad = isr_none
 
-SUM = VARS                  ; additive sum of everything read
-MIX = VARS+1                ; rotating xor of the same
 ROUNDS = VARS+2             ; rounds left
 WORK = VARS+3               ; scratch byte the busy loops update
 SEED = VARS+4               ; varies the delays
@@ -38,19 +36,7 @@ isr_vblank:
 	pop af
 	reti
 
-; add A to both sums (keeps B, C, D, E, H, L)
-record:
-	push bc
-	ld b,a
-	ld a,(SUM)
-	add a,b
-	ld (SUM),a
-	ld a,(MIX)
-	rlca
-	xor b
-	ld (MIX),a
-	pop bc
-	ret
+	.include "sums.inc"
 
 main:
 	ld hl,#str_title

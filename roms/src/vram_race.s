@@ -22,8 +22,6 @@ isr_timer = isr_none
 isr_serial = isr_none
 isr_joypad = isr_none
 
-SUM = VARS                  ; additive sum of everything read
-MIX = VARS+1                ; rotating xor of the same
 OUTER = VARS+2              ; rounds left
 SCYV = VARS+3               ; SCY the VBlank handler writes next
 
@@ -40,19 +38,7 @@ isr_vblank:
 	pop af
 	reti
 
-; add A to both sums (keeps B, C, D, E, H, L)
-record:
-	push bc
-	ld b,a
-	ld a,(SUM)
-	add a,b
-	ld (SUM),a
-	ld a,(MIX)
-	rlca
-	xor b
-	ld (MIX),a
-	pop bc
-	ret
+	.include "sums.inc"
 
 main:
 	ld hl,#str_title
