@@ -219,12 +219,11 @@ fn pass_targets_closed(mut t: f64, c: f64, limit: f64) -> (u64, f64, f64) {
 /// PyBoy's sample targets from power-on (`cycles_per_sample` added up in `f64`) once caught
 /// up to cycle `now`: the next target, and how many targets fell in (`since`, `now`].
 pub(crate) fn sample_targets(cycles_per_sample: f64, since: u64, now: u64) -> (f64, usize) {
-    let (mut t, mut n) = (cycles_per_sample, 0usize);
-    while t <= now as f64 {
-        n += (t > since as f64) as usize;
-        t += cycles_per_sample;
-    }
-    (t, n)
+    let c = cycles_per_sample;
+    // The same running sum, passed up to `since`, then counted up to `now`.
+    let (_, _, after_since) = pass_targets(c, c, since.min(now) as f64);
+    let (taken, _, next) = pass_targets(after_since, c, now as f64);
+    (next, taken as usize)
 }
 
 /// Game Boy Color: what the turn-end catch-ups deferred since the last catch-up would have

@@ -1048,3 +1048,33 @@ fn sample_targets_in_closed_form_match_the_running_sum() {
         assert_passes_like_the_sum(t, c, (1u64 << 53) as f64 - 1.0, "near 2^53");
     }
 }
+
+/// `sample_targets` (the post-boot snapshot's targets at another sample rate) against the sum
+/// one target at a time from power-on, counting those in (`since`, `now`]; `since` past `now`
+/// included.
+#[test]
+fn sample_targets_match_the_running_sum_from_power_on() {
+    let mut next = crate::test_rng::xorshift(0x00DD_BA11_5A3E);
+    for rate in [48_000.0, 44_100.0, 22_050.0, 32_768.0, 12_345.0] {
+        let c = 4_194_304.0 / rate;
+        for _ in 0..200 {
+            let now = next() % 20_000_000;
+            let since = if next().is_multiple_of(8) {
+                now + next() % 1000
+            } else {
+                now.saturating_sub(next() % 70_224)
+            };
+            let (mut t, mut n) = (c, 0usize);
+            while t <= now as f64 {
+                n += (t > since as f64) as usize;
+                t += c;
+            }
+            let (next_target, taken) = super::sample_targets(c, since, now);
+            assert_eq!(
+                (next_target.to_bits(), taken),
+                (t.to_bits(), n),
+                "rate {rate}, since {since}, now {now}"
+            );
+        }
+    }
+}
