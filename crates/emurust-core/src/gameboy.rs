@@ -1344,14 +1344,15 @@ impl GameBoy {
             self.hdma_turn();
         } else if !self.light_turns {
             self.run_slice::<false, false, false>(budget);
-        } else if self.lcd_deferral && !self.bus.apu.emulated() {
+        } else if self.lcd_deferral
+            && (!self.bus.apu.emulated()
+                || (!self.bus.cgb && !self.bus.apu.turn_end_records_matter()))
+        {
             // Sound off: the deferred transitions' turns' ends would only have ticked the LCD
-            // (the APU's part records the time, the last one counts).
-            self.run_slice::<true, true, false>(budget);
-        } else if self.lcd_deferral && !self.bus.cgb && !self.bus.apu.turn_end_records_matter() {
-            // DMG sound with the unit powered off (PokemonRedExperiments v2's start state):
-            // the APU's records of the deferred turns' ends change nothing, as with sound off.
-            // A power-on within the slice stops new deferrals in it (see `run_slice`).
+            // (the APU's part records the time, the last one counts). So too with DMG sound and
+            // the unit powered off (PokemonRedExperiments v2's start state): the APU's records
+            // of those ends change nothing. A power-on within the slice stops new deferrals in
+            // it (see `run_slice`).
             self.run_slice::<true, true, false>(budget);
         } else if self.lcd_deferral && !self.bus.cgb {
             // DMG sound: those turns' ends would also have recorded their time in the APU
