@@ -23,7 +23,7 @@ use crate::data_access_by_cycle::DATA_ACCESS_BY_CYCLE;
 use crate::interrupts;
 use crate::joypad::Joypad;
 use crate::lcd::{Lcd, FRAME_CYCLES};
-use crate::pyboy_timing::DATA_ACCESS;
+use crate::pyboy_timing::{Stamp, DATA_ACCESS};
 use crate::serial::Serial;
 use crate::state::{StateReader, StateWriter};
 use crate::timer::Timer;
@@ -2019,7 +2019,8 @@ impl GameBoy {
             if self.bus.cycles >= target {
                 return;
             }
-            if self.skip_unchanged_polls(addr, [start, start + 2, jr_at], test_cycles, target)
+            let pcs = [start, start + 2, jr_at];
+            if self.skip_unchanged_polls(addr, ldh_stamp, pcs, test_cycles, target)
                 && self.bus.cycles >= target
             {
                 return;
@@ -2044,19 +2045,20 @@ impl GameBoy {
     /// [`GameBoy::run_poll_loop`]'s iterations that read the value the last one read, as
     /// whole iterations: the clock, instruction count and PC trace (`pcs`: the read, the
     /// test, the branch) move as the interpreter would move them, and the registers stay.
-    /// Called at the loop's read (PC at `pcs[0]`, the slice not over). Those reads would only
-    /// move the LCD's clock ([`Lcd::read_holds_until`]); each skipped instruction starts
-    /// before `target`, as in the interpreter. Returns true when iterations were skipped; the
-    /// PC is then at the next read, which the caller runs if the slice is not over.
+    /// Called at the loop's read (PC at `pcs[0]`, the slice not over; `read_stamp`: its data
+    /// access's). Those reads would only move the LCD's clock ([`Lcd::read_holds_until`]);
+    /// each skipped instruction starts before `target`, as in the interpreter. Returns true
+    /// when iterations were skipped; the PC is then at the next read, which the caller runs
+    /// if the slice is not over.
     fn skip_unchanged_polls(
         &mut self,
         addr: u16,
+        read_stamp: Stamp,
         pcs: [u16; 3],
         test_cycles: u64,
         target: u64,
     ) -> bool {
-        let stamp = DATA_ACCESS[OPCODE_LDH_A_N as usize][0];
-        let read_delay = stamp.cycles as u64 + stamp.offset as u64;
+        let read_delay = read_stamp.cycles as u64 + read_stamp.offset as u64;
         let Some(holds_until) = self.bus.lcd.read_holds_until(addr, self.cpu.r.a) else {
             return false;
         };
