@@ -11,7 +11,15 @@
    into NumPy arrays, all threads joined every step: the RL loop's path);
 3. SB3 PPO end to end (MlpPolicy, same hyperparameters): emurust's PongVecEnv against the
    reference wrapped as a Python gymnasium.Env around one game in SB3's SubprocVecEnv (the
-   paper's slow baseline), --ppo-envs environments, --ppo-steps steps each.
+   paper's slow baseline), --ppo-envs environments, --ppo-steps steps each;
+4. ceiling (not in the default parts): what the machine gives any program on all its cores
+   against one, in --rounds rounds seconds apart. Each round times, back to back: emurust's
+   batch on one thread and on --ceiling-procs threads (run_steps), --ceiling-procs independent
+   emurust processes of games/procs games each (nothing shared: the best any batch can do), and
+   the C reference in one process and in --ceiling-procs independent processes. Each round's
+   ratios are taken against its own single-process timings, so they show whether the machine
+   lets any program reach a given multiple of one core while that core runs at its
+   single-core turbo.
 
 The reference is read from EMURUST_REFERENCES/puffer-pong (needs gcc). Usage:
 
@@ -25,6 +33,8 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -124,6 +134,85 @@ def scaling(games: int, steps: int, threads: list[int], rounds: int, min_seconds
     return {"games": games, "steps": steps, "rounds": rounds, "rows": rows}
 
 
+def _ceiling_child(engine: str, games: int, seconds: float) -> None:
+    """One process, one thread: `games` games stepped with run_steps for about `seconds` after
+    the parent's go; prints steps/s as JSON."""
+    acts = np.random.default_rng(1).integers(0, 3, (256, games)).astype(np.int32)
+    if engine == "emurust":
+        from emurust import _core
+
+        b = _core.PongBatch(games, num_threads=1)
+        b.seed(list(range(games)))
+        b.reset(np.zeros((games, 8), np.float32))
+    else:
+        from emurust.verify.pong_oracle import BENCH_CFLAGS, OracleBatch
+
+        b = OracleBatch(list(range(games)), cflags=BENCH_CFLAGS)
+        b.reset()
+    steps = max(1, int(2e6 / games))
+    b.run_steps(acts, steps)
+    print("READY", flush=True)
+    sys.stdin.readline()
+    done, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        b.run_steps(acts, steps)
+        done += steps
+    print(json.dumps({"sps": games * done / (time.perf_counter() - t0)}), flush=True)
+
+
+def _processes(engine: str, count: int, games: int, seconds: float) -> float:
+    """Summed steps/s of `count` independent one-thread processes started together."""
+    cmd = [sys.executable, __file__, "--ceiling-child", engine, str(games), str(seconds)]
+    ps = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(count)]
+    try:
+        for p in ps:
+            line = p.stdout.readline().strip()
+            if line != "READY":
+                raise RuntimeError(f"a {engine} child process did not start: {line!r}")
+        for p in ps:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        return sum(json.loads(p.communicate(timeout=seconds * 10 + 60)[0].strip().splitlines()[-1])["sps"]
+                   for p in ps)
+    finally:
+        for p in ps:
+            if p.poll() is None:
+                p.kill()
+
+
+def ceiling(games: int, procs: int, rounds: int, seconds: float) -> dict:
+    """See the module's docstring, part 4."""
+    from emurust import _core
+
+    acts = np.random.default_rng(1).integers(0, 3, (256, games)).astype(np.int32)
+    batch = {}
+    for t in (1, procs):
+        b = _core.PongBatch(games, num_threads=t)
+        b.seed(list(range(games)))
+        b.reset(np.zeros((games, 8), np.float32))
+        batch[t] = (b, _steps_for(lambda k, b=b: b.run_steps(acts, k), 100, seconds))
+    names = ("emurust_1_thread", f"emurust_{procs}_threads", f"emurust_{procs}_processes",
+             "reference_1_process", f"reference_{procs}_processes")
+    sps: dict[str, list[float]] = {n: [] for n in names}
+    for r in range(rounds):
+        for t, name in ((1, names[0]), (procs, names[1])):
+            b, k = batch[t]
+            sps[name].append(games * k / _time(lambda b=b, k=k: b.run_steps(acts, k), 1))
+        sps[names[2]].append(_processes("emurust", procs, games // procs, seconds))
+        sps[names[3]].append(_processes("reference", 1, games, seconds))
+        sps[names[4]].append(_processes("reference", procs, games // procs, seconds))
+        print(f"round {r + 1}: " + ", ".join(f"{n} {sps[n][-1] / 1e6:.1f} M" for n in names), flush=True)
+    ratios = {
+        f"emurust_batch_{procs}_threads_over_1_thread": [x / y for x, y in zip(sps[names[1]], sps[names[0]])],
+        f"emurust_{procs}_processes_over_1_thread": [x / y for x, y in zip(sps[names[2]], sps[names[0]])],
+        f"reference_{procs}_processes_over_1_process": [x / y for x, y in zip(sps[names[4]], sps[names[3]])],
+    }
+    for n, v in ratios.items():
+        print(f"{n}: median x{statistics.median(v):.1f} (rounds {', '.join(f'{x:.1f}' for x in v)})", flush=True)
+    return {"games": games, "processes": procs, "rounds": rounds, "seconds": seconds, "steps_per_s": sps,
+            "ratios": ratios, "ratio_medians": {n: statistics.median(v) for n, v in ratios.items()}}
+
+
 def _ppo(venv, steps: int, device: str) -> float:
     import torch
     from stable_baselines3 import PPO
@@ -178,7 +267,12 @@ def main() -> None:
     ap.add_argument("--ppo-envs", type=int, default=16)
     ap.add_argument("--ppo-steps", type=int, default=32_768)
     ap.add_argument("--device", default="cpu", help="torch device of the PPO part")
+    ap.add_argument("--ceiling-procs", type=int, default=16)
+    ap.add_argument("--ceiling-seconds", type=float, default=1.5)
     ap.add_argument("--out", default=None)
+    if sys.argv[1:2] == ["--ceiling-child"]:
+        _ceiling_child(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+        return
     args = ap.parse_args()
     parts = args.parts.split(",")
     out: dict = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "processor": platform.processor()}}
@@ -187,6 +281,8 @@ def main() -> None:
     if "scaling" in parts:
         out["scaling"] = scaling(args.games, args.steps, [int(t) for t in args.threads.split(",")], args.rounds,
                                  args.min_seconds)
+    if "ceiling" in parts:
+        out["ceiling"] = ceiling(args.games, args.ceiling_procs, args.rounds, args.ceiling_seconds)
     if "ppo" in parts:
         out["ppo"] = ppo(args.ppo_envs, args.ppo_steps, args.device)
     if args.out:
