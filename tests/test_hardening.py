@@ -137,6 +137,33 @@ except KeyboardInterrupt:
     assert "INTERRUPTED" in out and "KeyboardInterrupt" in err and rc != 0, (out, err)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_ctrl_c_stops_pong_run_steps_with_every_game_at_the_same_step(threads):
+    """Ctrl-C during Pong's run_steps (threads run chunks of games through rounds of steps):
+    the call stops at the end of a round, and every game has run the same steps. All games play
+    the same game (same seed, same actions), so they are equal exactly when they stopped at the
+    same step."""
+    dt, rc, out, err = _interrupt(PRELUDE + f"""
+N = 4096
+b = _core.PongBatch(N, num_threads={threads})
+b.seed([7] * N)
+b.reset(np.zeros((N, 8), np.float32))
+acts = np.random.default_rng(0).integers(0, 3, (7, 1)).astype(np.int32).repeat(N, axis=1)
+start = b.get_state(0)
+print("READY", flush=True)
+try:
+    b.run_steps(acts, 10**9)
+except KeyboardInterrupt:
+    first = b.get_state(0)
+    assert all(b.get_state(i) == first for i in range(N))
+    assert first != start
+    print("INTERRUPTED", first["tick"])
+    raise
+""")
+    assert dt < 3, dt
+    assert "INTERRUPTED" in out and "KeyboardInterrupt" in err and rc != 0, (out, err)
+
+
 def test_ctrl_c_stops_a_long_batch_reset():
     dt, rc, out, err = _interrupt(PRELUDE + """
 b = _core.Batch(DODGE, 2, reset_script=[("start", 1_000_000)] * 10, num_threads=2)

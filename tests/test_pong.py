@@ -280,3 +280,23 @@ def test_run_steps_equals_stepping_one_call_per_step():
     assert all(s == [ref.get_state(i) for i in range(n)] for s in states)
     with pytest.raises(ValueError, match="shape"):
         ref.run_steps(np.zeros((2, n + 1), np.int32), 1)
+
+
+def test_run_steps_over_several_rounds_equals_single_round_calls():
+    """A call long enough for several rounds (a join and a signal check between them) plays
+    the same games as calls of one round each, the action rows continuing across rounds."""
+    n, rows, calls, per_call = 64, 7, 20, 7 * 1000
+    acts = np.random.default_rng(3).integers(0, 3, (rows, n)).astype(np.int32)
+    totals, states = [], []
+    for threads, split in ((1, False), (2, False), (2, True)):
+        b = _core.PongBatch(n, num_threads=threads, scheduler="rayon")
+        b.seed(list(range(n)))
+        b.reset(np.zeros((n, 8), np.float32))
+        if split:
+            totals.append(sum(b.run_steps(acts, per_call) for _ in range(calls)))
+        else:
+            # 140,000 steps of 64 games: 3 rounds of 1<<22 game steps on one thread (2 on two).
+            totals.append(b.run_steps(acts, per_call * calls))
+        states.append([b.get_state(i) for i in range(n)])
+    assert totals[0] == totals[1] == totals[2] and totals[0] > 0
+    assert states[0] == states[1] == states[2]

@@ -25,10 +25,14 @@ const MIN_CHUNK: usize = 64;
 /// this many games or fewer runs on the caller alone.
 const MIN_GRAIN: usize = 64;
 /// Games per Rayon task of `run_steps` at least (a task runs them through a whole round, so
-/// its dispatch is paid once per ~1 ms, not per step).
-const RUN_MIN_CHUNK: usize = 16;
-/// Game steps per round of `run_steps` and thread (~30 ms): signals are checked between.
-const RUN_ROUND_GAME_STEPS: usize = 1 << 20;
+/// its dispatch is paid once per ~2 ms, not per step).
+const RUN_MIN_CHUNK: usize = 4;
+/// Rayon tasks per thread and round of `run_steps`: many small ones, so that a thread slowed
+/// by the machine takes fewer and the round ends at most one small task after the others.
+const RUN_CHUNKS_PER_THREAD: usize = 64;
+/// Game steps per round of `run_steps` and thread (~120 ms on one core): signals are checked
+/// between rounds, and every round ends with a join.
+const RUN_ROUND_GAME_STEPS: usize = 1 << 22;
 
 /// N Pong games (see the module docs of `emurust.pong`).
 #[pyclass(module = "emurust._core")]
@@ -403,6 +407,7 @@ impl PongBatch {
     /// For benchmarks. Games are independent and the actions fixed, so each thread runs its
     /// block of games through all the steps without waiting for the others (no per-step
     /// synchronisation: the engine's own throughput; `step` is the per-step, RL-loop path).
+    /// Ctrl-C stops every game after the same step (the end of a round).
     fn run_steps(
         &mut self,
         py: Python<'_>,
@@ -423,11 +428,17 @@ impl PongBatch {
             return Err(value_err(format!("actions must be 0, 1 or 2, got {a}")));
         }
         let rows = shape[0];
-        // Sixteen chunks per thread (at least RUN_MIN_CHUNK games): a round ends when its last
-        // chunk does, so a thread slowed by the machine (a busy or slower core) takes fewer and
-        // the others wait at most one small chunk. With one chunk per thread every round waited
-        // for the slowest thread; with four, the device still lost ~15% to 16 processes.
-        let chunk = n.div_ceil(16 * self.threads).max(RUN_MIN_CHUNK);
+        // RUN_CHUNKS_PER_THREAD chunks per thread (at least RUN_MIN_CHUNK games): a round ends
+        // when its last chunk does, so a thread slowed by the machine (a busy or descheduled
+        // core) takes fewer and the others wait at most one small chunk. On the device (4,096
+        // games, 16 threads, two calls, medians of 5 rounds in one process): 16 chunks per
+        // thread in rounds of 1<<20 game steps 493-513 M steps/s; 64 per thread (4 games) in
+        // rounds of 1<<22 551 M; one chunk per thread 415 M; 16 independent processes 530-576 M.
+        // (Pieces of a chunk's steps claimed from a queue, no join but the call's end, were
+        // slower there: ~300 M against ~460 M, the cause not found.)
+        let chunk = n
+            .div_ceil(RUN_CHUNKS_PER_THREAD * self.threads)
+            .max(RUN_MIN_CHUNK);
         // The actions chunk by chunk (chunk k's rows one after another, a byte each), so that a
         // chunk reads its actions as one sequential stream. In the caller's (K, N) layout each
         // step of a chunk read one cache line K*N*4 bytes from the last (4 MiB for 256 rows of
@@ -453,11 +464,11 @@ impl PongBatch {
             }
             total
         };
-        // Rounds of ~30 ms on one core, signals handled between them (Ctrl-C). Within a round
+        // Rounds of ~120 ms on one core, signals handled between them (Ctrl-C). Within a round
         // each Rayon task runs its chunk of games through all the round's steps, no per-step
         // join. Rayon's work stealing, not the gang, on the device's 16 cores: 14.1x one
         // thread against the gang's 9.4x (docs/scheduling.md).
-        // ~30 ms of wall time per round whatever the thread count (a round's join is paid
+        // ~120 ms of wall time per round whatever the thread count (a round's join is paid
         // once per round).
         let per_round = (RUN_ROUND_GAME_STEPS * self.threads / n).max(1);
         let steps = steps as usize;
