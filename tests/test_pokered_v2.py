@@ -228,14 +228,16 @@ def test_batch_results_do_not_depend_on_threads_or_scheduler(tmp_path):
     _assert_runs_equal(_scheduled_runs(cfg, plan, ((1, "gang"), (2, "gang"), (3, "gang"), (2, "rayon"), (3, "longest_first"))))
 
 
-def test_async_pool_equals_batch_per_environment(tmp_path):
+@pytest.mark.parametrize("n, k, threads", [(4, 2, 2), (7, 1, 3), (6, 5, 4)])
+def test_async_pool_equals_batch_per_environment(tmp_path, n, k, threads):
     """The async pool's results, followed per environment id, equal the synchronous batch's for
-    the same per-environment action sequences (recv order does not matter), across auto-resets."""
+    the same per-environment action sequences (recv order does not matter), across auto-resets;
+    with several environments per thread and batches of one to all but one."""
     _need_v2()
-    n, k, steps = 4, 2, 40
+    steps = 40
     cfg = _config(tmp_path, max_steps=15)
     sync = pokered_v2.RedV2Batch(cfg, n, num_threads=2)
-    pool = pokered_v2.RedV2AsyncPool(cfg, n, batch_size=k, num_threads=2)
+    pool = pokered_v2.RedV2AsyncPool(cfg, n, batch_size=k, num_threads=threads)
     rng = np.random.default_rng(3)
     plan = rng.integers(0, 7, size=(steps, n))
     # Synchronous reference, with EnvPool's next-send auto-reset.
