@@ -277,6 +277,20 @@ def test_async_pool_equals_batch_per_environment(tmp_path, n, k, threads):
                 assert np.array_equal(o1[kk], o2[kk]), (i, t, kk)
 
 
+def test_async_pool_leaves_a_cpu_to_its_caller(tmp_path, monkeypatch):
+    """The pool's default threads: one fewer than the CPUs (the caller runs the policy between
+    recv and send), unless the user set a count."""
+    _need_v2()
+    cfg = _config(tmp_path)
+    monkeypatch.delenv("EMURUST_NUM_THREADS", raising=False)
+    # (Rust's available_parallelism, as the pool counts CPUs, follows the affinity mask.)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    assert pokered_v2.RedV2AsyncPool(cfg, 2).core.num_threads == max(1, cpus - 1)
+    monkeypatch.setenv("EMURUST_NUM_THREADS", "3")
+    assert pokered_v2.RedV2AsyncPool(cfg, 2).core.num_threads == 3
+    assert pokered_v2.RedV2AsyncPool(cfg, 2, num_threads=2).core.num_threads == 2
+
+
 #: The one line a user changes in v2's baseline_fast_v2.py.
 V2_CONSTRUCTOR = "    env = SubprocVecEnv([make_env(i, env_config) for i in range(num_cpu)])"
 EMURUST_CONSTRUCTOR = "    from emurust.pokered_v2 import RedV2VecEnv; env = RedV2VecEnv(env_config, num_envs=num_cpu)"

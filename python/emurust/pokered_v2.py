@@ -421,6 +421,11 @@ class RedV2AsyncPool:
     8: 72%, 12: 60%); with 64 environments every batch size measured reached 100-113%
     (docs/pokered_v2.md). The default (all of them) waits for the slowest, as ``RedV2Batch``.
 
+    ``num_threads`` defaults to one fewer than the CPUs (unless ``emurust.set_num_threads`` or
+    EMURUST_NUM_THREADS set a count): the caller's thread runs the policy while the
+    environments step, and on 16 CPUs 15 workers beat 16 (16 environments in batches of 1-4:
+    81-99% of 16 independent processes against 68-90%).
+
     Each environment is v2's env (same results as ``RedV2Batch`` for the same actions). As in
     EnvPool, an environment whose step truncated resets at its next ``send`` (that result is
     the reset observation with reward 0 and truncated False; the action is ignored)."""

@@ -1560,6 +1560,23 @@ fn shared_threads() -> PyResult<usize> {
     Ok(std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// The default threads of a pool whose caller keeps working while its environments run
+/// (`RedV2AsyncPool`: the policy between `recv` and `send`): one CPU fewer than the machine
+/// has, so that the caller's thread does not take time from a busy worker. None (the shared
+/// pool's count) where the user set a count (`set_num_threads`, EMURUST_NUM_THREADS). On the
+/// device, 16 envs in batches of 1 / 2 / 4: 15 threads 13,165-13,659 / 12,609-13,443 /
+/// 11,948-12,276 steps/s against 16 threads' 10,015-11,944 / 11,170-12,105 / 11,256-11,610
+/// (two runs each, alternating); 64 envs, batches of 16: 15,341 against 15,202.
+pub(crate) fn threads_beside_a_busy_caller() -> Option<i64> {
+    if CONFIGURED_THREADS.load(Ordering::Relaxed) > 0
+        || std::env::var_os("EMURUST_NUM_THREADS").is_some()
+    {
+        return None;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Some(cpus.saturating_sub(1).max(1) as i64)
+}
+
 fn build_pool(threads: usize) -> PyResult<Arc<Gang>> {
     let mut b = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)

@@ -1042,7 +1042,8 @@ pub struct RedV2AsyncPool {
 
 #[pymethods]
 impl RedV2AsyncPool {
-    /// Arguments as `RedV2Batch`'s.
+    /// Arguments as `RedV2Batch`'s, but `num_threads` defaults to one fewer than the CPUs
+    /// (`threads_beside_a_busy_caller`) unless the user set a thread count.
     #[new]
     #[pyo3(signature = (rom, num_envs, init_state, map_offsets, level_table, *, action_freq=24,
         max_steps=2048 * 80, reward_scale=1.0, explore_weight=1.0, num_threads=None))]
@@ -1059,6 +1060,7 @@ impl RedV2AsyncPool {
         explore_weight: f64,
         num_threads: Option<i64>,
     ) -> PyResult<Self> {
+        let num_threads = num_threads.or_else(super::threads_beside_a_busy_caller);
         let b = RedV2Batch::new(
             rom,
             num_envs,
