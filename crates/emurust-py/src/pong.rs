@@ -404,8 +404,8 @@ impl PongBatch {
 
     /// Run `steps` steps with the action rows of `actions` (shape (K, num_envs), row t % K at
     /// step t) inside Rust, without a Python call per step; returns the sum of the rewards.
-    /// For benchmarks. Games are independent and the actions fixed, so each thread runs its
-    /// block of games through all the steps without waiting for the others (no per-step
+    /// For benchmarks. Games are independent and the actions fixed, so the threads run small
+    /// chunks of games through rounds of steps, joining only between rounds (no per-step
     /// synchronisation: the engine's own throughput; `step` is the per-step, RL-loop path).
     /// Ctrl-C stops every game after the same step (the end of a round).
     fn run_steps(
@@ -464,12 +464,11 @@ impl PongBatch {
             }
             total
         };
-        // Rounds of ~120 ms on one core, signals handled between them (Ctrl-C). Within a round
-        // each Rayon task runs its chunk of games through all the round's steps, no per-step
-        // join. Rayon's work stealing, not the gang, on the device's 16 cores: 14.1x one
-        // thread against the gang's 9.4x (docs/scheduling.md).
-        // ~120 ms of wall time per round whatever the thread count (a round's join is paid
-        // once per round).
+        // Rounds of ~120 ms of wall time whatever the thread count, signals handled between
+        // them (Ctrl-C), a join paid once per round. Within a round each Rayon task runs its
+        // chunk of games through all the round's steps, no per-step join. Rayon's work
+        // stealing, not the gang, on the device's 16 cores: 14.1x one thread against the
+        // gang's 9.4x (docs/scheduling.md).
         let per_round = (RUN_ROUND_GAME_STEPS * self.threads / n).max(1);
         let steps = steps as usize;
         let mut total = 0f64;
