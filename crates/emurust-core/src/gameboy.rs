@@ -2074,8 +2074,8 @@ impl GameBoy {
         // exact wherever they might not.)
         let iterations = ((holds_until - 1 - first_read) / period + 1)
             .min((target - 1 - first_branch) / period + 1);
-        self.skip_iterations(&pcs, 0, iterations, period);
-        self.wait_loop_stats.poll_skipped_instructions += 3 * iterations;
+        self.wait_loop_stats.poll_skipped_instructions +=
+            self.skip_iterations(&pcs, 0, iterations, period);
         // What the last skipped read leaves: its start and HL for the data-access stamps,
         // and the LCD's clock at its tick (the ticks compose; this one keeps every field).
         let last = now + (iterations - 1) * period;

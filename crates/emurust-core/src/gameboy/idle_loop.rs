@@ -426,9 +426,9 @@ impl GameBoy {
                 continue;
             }
             verdict = LoopVerdict::Skipped;
-            self.skip_iterations(pcs, 0, iterations, it.cycles);
+            let skipped = self.skip_iterations(pcs, 0, iterations, it.cycles);
             let stats = &mut self.wait_loop_stats;
-            stats.idle_skipped_instructions += iterations * pcs.len() as u64;
+            stats.idle_skipped_instructions += skipped;
             stats.idle_skips += 1;
             stats.idle_div_skips += it.div.is_some() as u64;
             stats.idle_joypad_skips += it.joypad as u64;
@@ -574,9 +574,9 @@ impl GameBoy {
             return false;
         }
         let (pcs, cycles, joypad) = (plan.pcs, plan.cycles, plan.joypad);
-        self.skip_iterations(&pcs[..len], j, iterations, cycles);
+        let skipped = self.skip_iterations(&pcs[..len], j, iterations, cycles);
         let stats = &mut self.wait_loop_stats;
-        stats.idle_skipped_instructions += iterations * len as u64;
+        stats.idle_skipped_instructions += skipped;
         stats.idle_skips += 1;
         stats.idle_resumes += 1;
         stats.idle_joypad_skips += joypad as u64;
@@ -610,15 +610,15 @@ impl GameBoy {
 
     /// Account `iterations` iterations of the loop whose instructions are at `pcs`, from
     /// `pcs[first]` (at the PC), `cycles` each: what the interpreter's clock, instruction
-    /// count and PC trace would show after running them (the registers do not change). The
-    /// caller counts them in its statistic.
+    /// count and PC trace would show after running them (the registers do not change).
+    /// Returns the instructions skipped, for the caller's statistic.
     pub(super) fn skip_iterations(
         &mut self,
         pcs: &[u16],
         first: usize,
         iterations: u64,
         cycles: u64,
-    ) {
+    ) -> u64 {
         let len = pcs.len();
         let count = iterations * len as u64;
         let base = self.instructions;
@@ -635,5 +635,6 @@ impl GameBoy {
         }
         self.instructions = base + count;
         self.bus.cycles += iterations * cycles;
+        count
     }
 }
