@@ -134,10 +134,10 @@ def scaling(games: int, steps: int, threads: list[int], rounds: int, min_seconds
     return {"games": games, "steps": steps, "rounds": rounds, "rows": rows}
 
 
-def _ceiling_child(engine: str, games: int, seconds: float) -> None:
+def _ceiling_child(engine: str, games: int, seconds: float, action_rows: int = 256) -> None:
     """One process, one thread: `games` games stepped with run_steps for about `seconds` after
     the parent's go; prints steps/s as JSON."""
-    acts = np.random.default_rng(1).integers(0, 3, (256, games)).astype(np.int32)
+    acts = np.random.default_rng(1).integers(0, 3, (action_rows, games)).astype(np.int32)
     if engine == "emurust":
         from emurust import _core
 
@@ -160,9 +160,10 @@ def _ceiling_child(engine: str, games: int, seconds: float) -> None:
     print(json.dumps({"sps": games * done / (time.perf_counter() - t0)}), flush=True)
 
 
-def _processes(engine: str, count: int, games: int, seconds: float) -> float:
-    """Summed steps/s of `count` independent one-thread processes started together."""
-    cmd = [sys.executable, __file__, "--ceiling-child", engine, str(games), str(seconds)]
+def _processes(engine: str, count: int, games: int, seconds: float, action_rows: int = 256) -> float:
+    """Summed steps/s of `count` independent one-thread processes started together (also
+    step_overhead.py's pong_procs part)."""
+    cmd = [sys.executable, __file__, "--ceiling-child", engine, str(games), str(seconds), str(action_rows)]
     ps = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(count)]
     try:
         for p in ps:
@@ -274,7 +275,7 @@ def main() -> None:
     ap.add_argument("--ceiling-seconds", type=float, default=1.5)
     ap.add_argument("--out", default=None)
     if sys.argv[1:2] == ["--ceiling-child"]:
-        _ceiling_child(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]))
+        _ceiling_child(sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]))
         return
     args = ap.parse_args()
     parts = args.parts.split(",")

@@ -34,7 +34,6 @@ import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -164,38 +163,11 @@ def part_pong(a) -> dict:
     return {"step": rows, "run_steps": run}
 
 
-def _pong_proc_child(n: int, seconds: float) -> None:
-    """One process, one thread, run_steps for about `seconds`; prints steps/s as JSON."""
-    from emurust import _core
-
-    b = _core.PongBatch(n, num_threads=1)
-    b.seed(list(range(n)))
-    b.reset(np.zeros((n, 8), np.float32))
-    acts = np.random.default_rng(1).integers(0, 3, (ACTION_ROWS, n)).astype(np.int32)
-    steps = max(1, int(2e6 / n))
-    b.run_steps(acts, steps)
-    print("READY", flush=True)
-    sys.stdin.readline()  # the parent starts everyone at once
-    done, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        b.run_steps(acts, steps)
-        done += steps
-    print(json.dumps({"sps": n * done / (time.perf_counter() - t0)}), flush=True)
-
-
 def _procs(count: int, n: int, seconds: float) -> float:
-    cmd = [sys.executable, __file__, "--pong-proc-child", str(n), str(seconds), str(ACTION_ROWS)]
-    ps = [subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(count)]
-    for p in ps:
-        assert p.stdout.readline().strip() == "READY"
-    for p in ps:
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    total = 0.0
-    for p in ps:
-        out, _ = p.communicate(timeout=seconds * 10 + 60)
-        total += json.loads(out.strip().splitlines()[-1])["sps"]
-    return total
+    """Summed steps/s of `count` one-thread processes of `n` games each (pong_speed.py's)."""
+    from pong_speed import _processes
+
+    return _processes("emurust", count, n, seconds, ACTION_ROWS)
 
 
 def part_pong_procs(a) -> dict:
@@ -340,10 +312,6 @@ def part_redv2(a) -> dict:
 
 def main() -> None:
     global ACTION_ROWS
-    if len(sys.argv) == 5 and sys.argv[1] == "--pong-proc-child":
-        ACTION_ROWS = int(sys.argv[4])
-        _pong_proc_child(int(sys.argv[2]), float(sys.argv[3]))
-        return
     ints = lambda s: [int(x) for x in s.split(",")]  # noqa: E731
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--parts", default="pong,pong_procs,gb")
