@@ -287,18 +287,29 @@ impl Episode {
         (reward, truncated)
     }
 
-    /// Push the current screen (PyBoy's red channel, `(144, 160)` values) onto the stack:
-    /// v2's `downscale_local_mean` (the mean of each 2x2 block, truncated to uint8) and
-    /// `np.roll(..., 1, axis=2)` (channel 0 newest).
-    pub fn push_screen(&mut self, red: impl Fn(usize) -> u8) {
-        for p in 0..SCREEN_H * SCREEN_W {
-            let (y, x) = (p / SCREEN_W, p % SCREEN_W);
-            let at = |dy: usize, dx: usize| red((2 * y + dy) * 160 + 2 * x + dx) as u32;
-            let sum = at(0, 0) + at(0, 1) + at(1, 0) + at(1, 1);
-            let px = &mut self.screens[p * STACK..(p + 1) * STACK];
-            px[2] = px[1];
-            px[1] = px[0];
-            px[0] = (sum / 4) as u8;
+    /// Push the current screen onto the stack: the red channel of the screen's RGBA bytes
+    /// (PyBoy's `(144, 160)` values), v2's `downscale_local_mean` (the mean of each 2x2 block,
+    /// truncated to uint8) and `np.roll(..., 1, axis=2)` (channel 0 newest). Row by row over
+    /// slices: no division or bounds check per pixel (the step runs it once per 24 frames).
+    pub fn push_screen(&mut self, rgba: &[u8]) {
+        const ROW: usize = 2 * SCREEN_W * 4;
+        let rgba = &rgba[..2 * SCREEN_H * ROW];
+        for (out, rows) in self
+            .screens
+            .chunks_exact_mut(SCREEN_W * STACK)
+            .zip(rgba.chunks_exact(2 * ROW))
+        {
+            let (top, bottom) = rows.split_at(ROW);
+            for ((px, t), b) in out
+                .chunks_exact_mut(STACK)
+                .zip(top.chunks_exact(8))
+                .zip(bottom.chunks_exact(8))
+            {
+                let sum = t[0] as u32 + t[4] as u32 + b[0] as u32 + b[4] as u32;
+                px[2] = px[1];
+                px[1] = px[0];
+                px[0] = (sum / 4) as u8;
+            }
         }
     }
 
@@ -383,8 +394,7 @@ enum StartState {
 
 impl Env {
     fn push_screen(&mut self) {
-        let rgba = self.gb.bus.lcd.screen_rgba();
-        self.ep.push_screen(|i| rgba[i * 4]);
+        self.ep.push_screen(self.gb.bus.lcd.screen_rgba());
     }
 
     /// v2's `reset`: reload the start state, clear the bookkeeping, observe.
@@ -1444,18 +1454,31 @@ mod tests {
     #[test]
     fn screen_stack_truncates_means_and_rolls() {
         let mut ep = Episode::new();
-        ep.push_screen(|i| {
-            if i == 0 {
-                255
-            } else if i == 1 {
-                2
-            } else {
-                0
+        // RGBA bytes: only the red channel (every 4th byte) counts.
+        let mut rgba = vec![99u8; 144 * 160 * 4];
+        for (i, px) in rgba.chunks_exact_mut(4).enumerate() {
+            px[0] = 0;
+            // The last block of the screen: its four pixels 10, 20, 30, 41 (mean 25.25).
+            let (y, x) = (i / 160, i % 160);
+            if y >= 142 && x >= 158 {
+                px[0] = [10, 20, 30, 41][(y - 142) * 2 + x - 158];
             }
-        });
-        assert_eq!(ep.screens[0..3], [64, 0, 0]); // (255 + 2) / 4 = 64.25
-        ep.push_screen(|_| 7);
+        }
+        rgba[0] = 255; // (0, 0)
+        rgba[4] = 2; // (0, 1)
+        rgba[160 * 4 + 4] = 1; // (1, 1): the same block
+        rgba[2 * 4] = 200; // (0, 2): the next block
+        ep.push_screen(&rgba);
+        assert_eq!(ep.screens[0..3], [64, 0, 0]); // (255 + 2 + 1) / 4 = 64.5
+        assert_eq!(ep.screens[3..6], [50, 0, 0]);
+        let last = (SCREEN_H * SCREEN_W - 1) * STACK;
+        assert_eq!(ep.screens[last..last + 3], [25, 0, 0]);
+        let sevens: Vec<u8> = (0..144 * 160 * 4)
+            .map(|i| if i % 4 == 0 { 7 } else { 0 })
+            .collect();
+        ep.push_screen(&sevens);
         assert_eq!(ep.screens[0..3], [7, 64, 0]);
-        assert_eq!(ep.screens[3..6], [7, 0, 0]);
+        assert_eq!(ep.screens[3..6], [7, 50, 0]);
+        assert_eq!(ep.screens[6..9], [7, 0, 0]);
     }
 }
