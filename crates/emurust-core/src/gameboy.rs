@@ -487,7 +487,9 @@ impl SystemBus {
     /// next transition (`BAIL_RETARGET`).
     fn end_lcd_deferral(&mut self) {
         self.lcd_deferred_until = 0;
-        self.deferral_retarget = self.lcd.next_transition_at();
+        // An overdue OAM step still to run (see `Lcd::deferrable_line_end`) runs at the end of
+        // the instruction under way, or of the next one at an instruction boundary.
+        self.deferral_retarget = self.lcd.next_transition_at().max(self.lcd.last_now() + 1);
         self.bail |= BAIL_RETARGET;
     }
 
@@ -1017,6 +1019,9 @@ pub struct GameBoy {
     light_turn_ends: u32,
     /// Lines whose transitions were deferred (statistics, not saved).
     pub lcd_deferred_lines: u64,
+    /// Of those, the lines deferred from their LY step with the OAM step overdue (see
+    /// [`Lcd::deferrable_line_end`]; statistics for tests and profiles).
+    pub lcd_deferred_overdue_oam: u64,
     /// How often the wait-loop fast paths ran (statistics for tests and profiles).
     pub wait_loop_stats: WaitLoopStats,
     /// What the idle-loop fast-forward decoded of loops in ROM (see `idle_loop`).
@@ -1132,6 +1137,7 @@ impl GameBoy {
             idle_loop_fast_forward: true,
             lcd_deferral: true,
             lcd_deferred_lines: 0,
+            lcd_deferred_overdue_oam: 0,
             light_turn_ends: 0,
             wait_loop_stats: WaitLoopStats::default(),
             loop_cache: idle_loop::LoopCache::default(),
@@ -1761,6 +1767,7 @@ impl GameBoy {
         }
         self.bus.lcd_deferred_until = line_end;
         self.lcd_deferred_lines += 1;
+        self.lcd_deferred_overdue_oam += self.bus.lcd.oam_step_overdue() as u64;
         line_end
     }
 

@@ -41,8 +41,15 @@ fn options(cgb: Option<bool>, emulated: bool) -> Options {
 
 /// Run `rom` (from `state`, a PyBoy state, if given) with the deferral on and off for
 /// `frames` frames, comparing everything at every frame; returns how many lines the run
-/// with the deferral on deferred.
-fn compare(what: &str, rom: Arc<[u8]>, state: Option<&[u8]>, frames: u32, options: Options) -> u64 {
+/// with the deferral on deferred, and how many of those from an overdue OAM step (the LY
+/// step's instruction passed it too, so PyBoy runs it one instruction later).
+fn compare(
+    what: &str,
+    rom: Arc<[u8]>,
+    state: Option<&[u8]>,
+    frames: u32,
+    options: Options,
+) -> (u64, u64) {
     let make = |defer: bool| {
         let mut gb = match state {
             None => GameBoy::with_options(rom.clone(), None, options),
@@ -81,7 +88,8 @@ fn compare(what: &str, rom: Arc<[u8]>, state: Option<&[u8]>, frames: u32, option
         off.lcd_deferred_lines, 0,
         "{what}: deferred with the deferral off"
     );
-    on.lcd_deferred_lines
+    assert!(on.lcd_deferred_overdue_oam <= on.lcd_deferred_lines);
+    (on.lcd_deferred_lines, on.lcd_deferred_overdue_oam)
 }
 
 fn our_rom(name: &str) -> Arc<[u8]> {
@@ -102,17 +110,21 @@ fn our_roms_the_same_with_and_without_the_deferral() {
     names.sort();
     assert!(names.len() >= 20, "{names:?}");
     let mut deferred_in = Vec::new();
+    let mut overdue_in = Vec::new();
     for name in &names {
         for cgb in [Some(false), Some(true)] {
             for emulated in [false, true] {
                 let options = options(cgb, emulated);
                 let what = format!("{name} cgb={cgb:?} sound={emulated}");
-                let lines = compare(&what, our_rom(name), None, frames(200), options);
+                let (lines, overdue) = compare(&what, our_rom(name), None, frames(200), options);
                 // Only DMG timing defers (CGB hardware has its own transitions and sound unit).
                 if cgb == Some(true) {
                     assert_eq!(lines, 0, "{what}: deferred");
                 } else if lines > 0 {
                     deferred_in.push(format!("{name} sound={emulated}"));
+                }
+                if overdue > 0 {
+                    overdue_in.push(format!("{name} sound={emulated}"));
                 }
             }
         }
@@ -137,6 +149,17 @@ fn our_roms_the_same_with_and_without_the_deferral() {
             );
         }
     }
+    // Lines deferred from an overdue OAM step, with sound off and on, in busy code (not only
+    // where an instruction of a polling loop happens to pass the LY step).
+    for name in ["music", "bench"] {
+        for emulated in [false, true] {
+            let run = format!("{name} sound={emulated}");
+            assert!(
+                overdue_in.contains(&run),
+                "{run} never deferred from an overdue OAM step: {overdue_in:?}"
+            );
+        }
+    }
     // With sound, the deferral must also meet CH3 fetching while wave RAM is read and written
     // (an access at the very cycle a deferred turn ended sees that turn's record in the APU).
     assert!(
@@ -158,12 +181,13 @@ fn pokemon_red_from_gameplay_states() {
         for emulated in [false, true] {
             let options = options(None, emulated);
             let what = format!("{name} sound={emulated}");
-            let lines = compare(&what, data.clone(), Some(&state), frames(300), options);
+            let (lines, overdue) = compare(&what, data.clone(), Some(&state), frames(300), options);
             // The walk halts most of each frame (halted turns skip quiet lines their own way).
             assert!(
                 lines > 20 * frames(300) as u64,
                 "{what}: {lines} lines deferred"
             );
+            assert!(overdue > 0, "{what}: none from an overdue OAM step");
         }
     }
 }

@@ -757,18 +757,21 @@ impl Lcd {
 
     /// The end of a line's deferrable transitions for a running CPU, or `None`: called at a
     /// scheduler turn's end (the LCD ticked to `now`) just after the line's LY step (its OAM
-    /// step still to come, and after `now`) or its OAM step. The transitions left in the line
-    /// (OAM, mode 3, HBlank) can then run late, at the next observation (see
+    /// step still to come) or its OAM step. The transitions left in the line (OAM, mode 3,
+    /// HBlank) can then run late, at the next observation (see
     /// [`replay_deferred`](Self::replay_deferred)), instead of each ending a turn: none can
     /// raise an interrupt (no mode 2 or mode 0 STAT source; LY=LYC is compared at the LY
     /// step, which stays a turn's end), each takes effect as it would at its own turn's end
     /// (a transition's work does not depend on when it is ticked, only on registers, VRAM
-    /// and OAM, whose accesses replay it first), and no two are closer than an instruction,
-    /// so the turn at whose end each one runs is the first to end at or after it. The LY
-    /// step and the OAM step are 4 dots apart and may end in the same instruction (PyBoy
-    /// then runs the OAM step one turn later): a line with its OAM step overdue is not
-    /// deferred. Returns the cycle of the line's last transition: the next line's LY step,
-    /// or VBlank after line 143. DMG timing only, past the first frame.
+    /// and OAM, whose accesses replay it first, and the next one's time is counted from its
+    /// own dot), and mode 3 and HBlank are further apart than an instruction, so the turn
+    /// at whose end each one runs is the first to end at or after it. The LY step and the
+    /// OAM step are 4 dots apart, and the instruction whose end ran the LY step often passed
+    /// the OAM step too (it is then overdue, `to_interrupt <= 0`): PyBoy runs it at the end
+    /// of the next turn, one instruction later (the slice of at least 4 cycles that
+    /// `turn_budget` gives), and so does the replay (the first instruction boundary after
+    /// `now`). Returns the cycle of the line's last transition: the next line's LY step, or
+    /// VBlank after line 143. DMG timing only, past the first frame.
     #[inline]
     pub fn deferrable_line_end(&self, now: u64) -> Option<u64> {
         if self.cgb_hw
@@ -782,14 +785,14 @@ impl Lcd {
         }
         debug_assert_eq!(now, self.last_now, "called at the last tick");
         // The next transition at most one OAM step ahead (no more in any state the transitions
-        // make; a restored state's odd timing is left to the turns).
+        // make; a restored state's odd timing is left to the turns), or an OAM step overdue
+        // by up to 20 cycles (an instruction of at most 24 that began before the LY step).
         let to_next = self.to_interrupt;
-        if !(1..=80).contains(&to_next) {
-            return None;
-        }
         let mode3_at = match self.step {
-            Step::Oam => to_next as u64 + 80,
-            Step::Mode if self.mode == 2 && self.next_mode == 3 => to_next as u64,
+            Step::Oam if (-20..=80).contains(&to_next) => (to_next + 80) as u64,
+            Step::Mode if self.mode == 2 && self.next_mode == 3 && (1..=80).contains(&to_next) => {
+                to_next as u64
+            }
             _ => return None,
         };
         // Mode 3 lasts 172 dots plus its extra, HBlank the rest of 372 (376 on line 143).
@@ -797,32 +800,47 @@ impl Lcd {
         now.checked_add(mode3_at + 172 + rest)
     }
 
+    /// The line's OAM step is due but has not run: the instruction whose end ran the LY step
+    /// passed it too (see [`deferrable_line_end`](Self::deferrable_line_end)).
+    #[inline]
+    pub fn oam_step_overdue(&self) -> bool {
+        self.step == Step::Oam && self.to_interrupt <= 0
+    }
+
     /// A quick part of [`deferrable_line_end`](Self::deferrable_line_end)'s test: just after
-    /// a line's OAM step, or after its LY step with the OAM step still to come.
+    /// a line's OAM step, or after its LY step with the OAM step still to run.
     #[inline(always)]
     pub fn line_may_defer(&self) -> bool {
-        self.mode == 2 || (self.step == Step::Oam && self.to_interrupt > 0)
+        self.mode == 2 || self.step == Step::Oam
     }
 
     /// Run the deferred transitions (see [`deferrable_line_end`](Self::deferrable_line_end))
     /// due at or before `upto`, each at its own cycle: the LCD is then as the turns' ends
-    /// would have left it. Returns the cycle of the last transition run (0 if none).
-    /// Only those transitions are pending, and what `deferrable_line_end` checked still
-    /// holds (the accesses that could change it replay first), so each runs as `transition`
-    /// would (same steps) without its other cases' tests, and the tick's bookkeeping
-    /// (clock, distances) is done once, for the last.
+    /// would have left it. An overdue OAM step is due just after the last tick (`last_now`,
+    /// the LY step's turn end), so that it runs at the next instruction boundary, as the
+    /// turn that ends there runs it. Returns the cycle at which the last transition run was
+    /// due (0 if none). Only those transitions are pending, and what `deferrable_line_end`
+    /// checked still holds (the accesses that could change it replay first), so each runs
+    /// as `transition` would (same steps) without its other cases' tests, and the tick's
+    /// bookkeeping (clock, distances) is done once, for the last.
     #[inline(never)]
     pub fn replay_deferred(&mut self, upto: u64) -> u64 {
         debug_assert!(!self.cgb_hw && self.enabled() && !self.restart_pending);
-        debug_assert!(!self.first_frame && self.ly <= 143 && self.to_interrupt > 0);
-        let mut due = self.last_now.saturating_add(self.to_interrupt as u64);
-        if due > upto || self.to_interrupt <= 0 {
+        debug_assert!(!self.first_frame && self.ly <= 143);
+        debug_assert!(self.to_interrupt > 0 || self.step == Step::Oam);
+        // The transition's own dot, as a cycle: a tick there finds the clock at its target
+        // (a later one, by as much past it: the same LCD).
+        let mut at_dot = self
+            .last_now
+            .wrapping_add(self.to_interrupt as u64)
+            .min(u64::MAX - 1);
+        let mut due = at_dot.max(self.last_now + 1);
+        if due > upto {
             return 0;
         }
         loop {
-            // A tick at `due` finds the clock at the transition's dot.
             self.clock = self.clock_target;
-            self.last_now = due;
+            self.last_now = at_dot;
             match self.step {
                 Step::Oam => self.oam_step(),
                 _ => {
@@ -837,11 +855,13 @@ impl Lcd {
             }
             debug_assert_eq!(self.irq, 0, "a deferred transition raised an interrupt");
             let to_next = self.clock_target.wrapping_sub(self.clock);
-            due = due.saturating_add(to_next);
+            let ran = due;
+            at_dot = at_dot.saturating_add(to_next);
+            due = at_dot;
             if due > upto {
                 self.to_interrupt = to_next as i64;
                 self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
-                return self.last_now;
+                return ran;
             }
         }
     }
