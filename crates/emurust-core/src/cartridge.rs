@@ -230,7 +230,8 @@ impl Cartridge {
         self.rom[base + (addr as usize & 0x3FFF)]
     }
 
-    /// A CPU write to 0000-7FFF (MBC control registers). `now`: see the module doc.
+    /// A CPU write to 0000-7FFF (MBC control registers). `now`: see the module doc (only writes
+    /// to 6000-7FFF read it).
     #[inline]
     pub fn write_rom_area(&mut self, addr: u16, value: u8, now: u64) {
         // PyBoy brings the clock up to date before every write to 6000-7FFF (latch).

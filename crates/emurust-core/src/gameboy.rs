@@ -391,11 +391,11 @@ impl SystemBus {
     /// [`Bus::write`] of anything but work RAM, and of HRAM while an OAM DMA runs.
     #[inline(never)]
     fn write_slow<const DEFER_LCD: bool>(&mut self, addr: u16, value: u8) {
-        let (now, offset) = self.data_access_stamp();
         if addr < 0x8000 {
             // Inert for the LCD's deferral (see `inert_during_lcd_deferral`).
-            return self.write_mbc_from_cpu(addr, value, now);
+            return self.write_mbc_from_cpu(addr, value);
         }
+        let (now, offset) = self.data_access_stamp();
         if DEFER_LCD && self.lcd_deferred_until != 0 {
             self.lcd_deferral_access(addr, true);
         }
@@ -410,7 +410,13 @@ impl SystemBus {
     /// single instruction anyway), no interrupt is pending, no OAM DMA, serial transfer or
     /// HDMA runs. Then the slice goes on, with that APU part done here, at the instruction's
     /// end; the plain loop reads the remade ROM window at its next fetch.
-    fn write_mbc_from_cpu(&mut self, addr: u16, value: u8, now: u64) {
+    fn write_mbc_from_cpu(&mut self, addr: u16, value: u8) {
+        // Only the clock's latch (6000-7FFF) needs the write's stamp.
+        let now = if addr >= 0x6000 {
+            self.data_access_stamp().0
+        } else {
+            0
+        };
         self.cart.write_rom_area(addr, value, now);
         self.refresh_rom_window();
         // Stores whose write is their last M-cycle: the instruction ends at `cycles`.

@@ -10,6 +10,17 @@ use super::{Cartridge, Mapper};
 /// RAM bank select values that address an RTC register on MBC3 carts.
 pub(super) const RTC_SELECT: std::ops::RangeInclusive<u16> = 0x08..=0x0C;
 
+/// `bank % count` (PyBoy's reduction), as a mask for the usual power-of-two counts: games switch
+/// ROM banks hundreds of times a frame (Pokemon Red), and a division costs tens of cycles.
+#[inline(always)]
+fn wrap(bank: usize, count: usize) -> usize {
+    if count.is_power_of_two() {
+        bank & (count - 1)
+    } else {
+        bank % count
+    }
+}
+
 impl Cartridge {
     /// A write to the MBC's control area 0000-7FFF.
     #[inline]
@@ -39,7 +50,7 @@ impl Cartridge {
                     if addr & 0x0100 == 0 {
                         self.ram_enabled = v == 0x0A;
                     } else {
-                        self.rom_bank = (v.max(1) as usize % self.rom_banks) as u16;
+                        self.rom_bank = wrap(v.max(1) as usize, self.rom_banks) as u16;
                         self.update_rom_bases();
                     }
                 }
@@ -52,7 +63,7 @@ impl Cartridge {
                     } else {
                         value & 0x7F
                     };
-                    self.rom_bank = (v.max(1) as usize % self.rom_banks) as u16;
+                    self.rom_bank = wrap(v.max(1) as usize, self.rom_banks) as u16;
                     self.update_rom_bases();
                 }
                 0x4000..=0x5FFF => {
@@ -60,7 +71,7 @@ impl Cartridge {
                     self.ram_bank = if RTC_SELECT.contains(&v) {
                         v
                     } else {
-                        v % self.ram_banks as u16
+                        wrap(v as usize, self.ram_banks) as u16
                     };
                 }
                 _ => {
@@ -74,16 +85,16 @@ impl Cartridge {
                 0x0000..=0x1FFF => self.ram_enabled = value == 0x0A,
                 0x2000..=0x2FFF => {
                     let bank = (self.rom_bank as usize & 0x100) | value as usize;
-                    self.rom_bank = (bank % self.rom_banks) as u16;
+                    self.rom_bank = wrap(bank, self.rom_banks) as u16;
                     self.update_rom_bases();
                 }
                 0x3000..=0x3FFF => {
                     let bank = ((value as usize & 1) << 8) | (self.rom_bank as usize & 0xFF);
-                    self.rom_bank = (bank % self.rom_banks) as u16;
+                    self.rom_bank = wrap(bank, self.rom_banks) as u16;
                     self.update_rom_bases();
                 }
                 0x4000..=0x5FFF => {
-                    self.ram_bank = (value as u16 & 0x0F) % self.ram_banks as u16;
+                    self.ram_bank = wrap(value as usize & 0x0F, self.ram_banks) as u16;
                     if self.header.has_rumble {
                         self.rumble_on = value & 0x08 != 0;
                     }
@@ -101,17 +112,20 @@ impl Cartridge {
         let multicart = self.mapper == Mapper::Mbc1Multicart;
         let shift = if multicart { 4 } else { 5 };
         let low = if self.mbc1_mode == 1 {
-            (upper << shift) % count
+            wrap(upper << shift, count)
         } else {
             0
         };
-        let high = if multicart {
-            // Bit 4 of the lower register is not wired on multicarts: 0x10 maps the
-            // sub-cartridge's bank 0.
-            (upper << 4) | (lower & 0x0F)
-        } else {
-            (upper << 5) | lower
-        } % count;
+        let high = wrap(
+            if multicart {
+                // Bit 4 of the lower register is not wired on multicarts: 0x10 maps the
+                // sub-cartridge's bank 0.
+                (upper << 4) | (lower & 0x0F)
+            } else {
+                (upper << 5) | lower
+            },
+            count,
+        );
         self.rom_bank_low = low as u16;
         self.rom_bank = high as u16;
         self.update_rom_bases();
@@ -128,7 +142,7 @@ impl Cartridge {
             Mapper::Mbc1 | Mapper::Mbc1Multicart => {
                 // The bank is re-derived from the registers on every access.
                 self.ram_bank = if self.mbc1_mode == 1 {
-                    self.mbc1_upper as u16 % self.ram_banks as u16
+                    wrap(self.mbc1_upper as usize, self.ram_banks) as u16
                 } else {
                     0
                 };
@@ -168,7 +182,7 @@ impl Cartridge {
                     } else {
                         0
                     };
-                    let bank = self.ram_bank as usize % self.ram_banks;
+                    let bank = wrap(self.ram_bank as usize, self.ram_banks);
                     self.store_ram(bank, offset, value);
                 }
             }
