@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use emurust_core::apu::SoundOptions;
-use emurust_core::gameboy::{GameBoy, Options, WaitLoopStats};
+use emurust_core::gameboy::{Options, WaitLoopStats};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -39,11 +39,7 @@ fn compare(
     options: Options,
 ) -> WaitLoopStats {
     let make = |idle: bool, wait: bool, trace: bool| {
-        let mut gb = match state {
-            None => GameBoy::with_options(rom.clone(), None, options),
-            Some(s) => GameBoy::from_pyboy_state(rom.clone(), options, s),
-        }
-        .unwrap();
+        let mut gb = common::machine(&rom, state, options);
         gb.idle_loop_fast_forward = idle;
         gb.wait_loop_fast_paths = wait;
         gb.set_pc_trace(trace);

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use emurust_core::apu::SoundOptions;
-use emurust_core::gameboy::{GameBoy, Options};
+use emurust_core::gameboy::Options;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -51,11 +51,7 @@ fn compare(
     options: Options,
 ) -> (u64, u64) {
     let make = |defer: bool| {
-        let mut gb = match state {
-            None => GameBoy::with_options(rom.clone(), None, options),
-            Some(s) => GameBoy::from_pyboy_state(rom.clone(), options, s),
-        }
-        .unwrap();
+        let mut gb = common::machine(&rom, state, options);
         gb.lcd_deferral = defer;
         gb
     };
