@@ -830,11 +830,8 @@ impl Lcd {
         debug_assert!(self.to_interrupt > 0 || self.step == Step::Oam);
         // The transition's own dot, as a cycle: a tick there finds the clock at its target
         // (a later one, by as much past it: the same LCD).
-        let mut at_dot = self
-            .last_now
-            .wrapping_add(self.to_interrupt as u64)
-            .min(u64::MAX - 1);
-        let mut due = at_dot.max(self.last_now + 1);
+        let mut at_dot = self.last_now.saturating_add_signed(self.to_interrupt);
+        let mut due = at_dot.max(self.last_now.saturating_add(1));
         if due > upto {
             return 0;
         }
