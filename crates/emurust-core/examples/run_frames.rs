@@ -11,7 +11,10 @@
 //! (with `start`-style buttons pressed pseudo-randomly), to check that an optimisation
 //! changed nothing (compare the line before and after); `idle-off`, `defer-off` and
 //! `wait-off` turn off the idle-loop fast-forward, the LCD deferral and every wait-loop fast
-//! path (to compare digests with them on).
+//! path (to compare digests with them on); `v2-play` presses buttons as PokemonRedExperiments
+//! v2's agents do (from its `init.state`, a profile of v2's play without Python): every 24
+//! frames one of v2's seven actions (down, left, right, up, A, B, START), drawn pseudo-randomly,
+//! held for the first 8 (with `digest`, these buttons instead of its own).
 
 use std::time::Instant;
 
@@ -20,12 +23,12 @@ use emurust_core::gameboy::Options;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start|state=PATH|digest|idle-off|defer-off|wait-off]...";
+    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start|state=PATH|digest|idle-off|defer-off|wait-off|v2-play]...";
     let rom = args.next().expect(usage);
     let frames: u32 = args
         .next()
         .map_or(600, |f| f.parse().expect("FRAMES must be a number"));
-    let (mut render, mut sample, mut start) = (false, false, false);
+    let (mut render, mut sample, mut start, mut v2_play) = (false, false, false, false);
     let mut state: Option<String> = None;
     let mut idle_off = false;
     let mut defer_off = false;
@@ -42,6 +45,7 @@ fn main() {
             "idle-off" => idle_off = true,
             "defer-off" => defer_off = true,
             "wait-off" => wait_off = true,
+            "v2-play" => v2_play = true,
             _ if a.starts_with("rate=") => sound.sample_rate = a[5..].parse().expect(usage),
             _ if a.starts_with("state=") => state = Some(a[6..].to_string()),
             _ => panic!("{usage}"),
@@ -84,7 +88,7 @@ fn main() {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            gb.set_buttons(x as u8);
+            gb.set_buttons(if v2_play { v2_buttons(i) } else { x as u8 });
             gb.run_frame(render, sample && sound.emulated);
             let fold = |h: &mut u64, bytes: &[u8]| {
                 for &b in bytes {
@@ -102,6 +106,9 @@ fn main() {
             }
             continue;
         }
+        if v2_play {
+            gb.set_buttons(v2_buttons(i));
+        }
         gb.run_frame(render, sample && sound.emulated);
     }
     if let Some(h) = digest {
@@ -114,4 +121,27 @@ fn main() {
         frames as f64 / dt,
         gb.instructions() as f64 / dt / 1e6
     );
+}
+
+/// The buttons of frame `i` as v2's agents press them (see the module docs): its action for the
+/// 24-frame step `i / 24` (xorshift of the step number), held for the step's first 8 frames.
+fn v2_buttons(i: u32) -> u8 {
+    use emurust_core::joypad::button;
+    const ACTIONS: [u8; 7] = [
+        button::DOWN,
+        button::LEFT,
+        button::RIGHT,
+        button::UP,
+        button::A,
+        button::B,
+        button::START,
+    ];
+    if i % 24 >= 8 {
+        return 0;
+    }
+    let mut x = (i / 24) as u64 ^ 0x9E37_79B9_7F4A_7C15;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    ACTIONS[(x % 7) as usize]
 }
