@@ -83,12 +83,12 @@ fn main() {
             gb.set_buttons(pressed);
         }
         if let Some(h) = digest.as_mut() {
-            // Buttons change every 8 frames (xorshift), as an agent's would.
-            let mut x = (i / 8) as u64 ^ 0x9E37_79B9_7F4A_7C15;
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            gb.set_buttons(if v2_play { v2_buttons(i) } else { x as u8 });
+            // Buttons change every 8 frames, as an agent's would.
+            gb.set_buttons(if v2_play {
+                v2_buttons(i)
+            } else {
+                scramble(i / 8) as u8
+            });
             gb.run_frame(render, sample && sound.emulated);
             let fold = |h: &mut u64, bytes: &[u8]| {
                 for &b in bytes {
@@ -124,7 +124,7 @@ fn main() {
 }
 
 /// The buttons of frame `i` as v2's agents press them (see the module docs): its action for the
-/// 24-frame step `i / 24` (xorshift of the step number), held for the step's first 8 frames.
+/// 24-frame step `i / 24` (drawn by [`scramble`]), held for the step's first 8 frames.
 fn v2_buttons(i: u32) -> u8 {
     use emurust_core::joypad::button;
     const ACTIONS: [u8; 7] = [
@@ -139,9 +139,14 @@ fn v2_buttons(i: u32) -> u8 {
     if i % 24 >= 8 {
         return 0;
     }
-    let mut x = (i / 24) as u64 ^ 0x9E37_79B9_7F4A_7C15;
+    ACTIONS[(scramble(i / 24) % 7) as usize]
+}
+
+/// A pseudo-random number for `n` (xorshift of `n` with a fixed key): the same buttons every run.
+fn scramble(n: u32) -> u64 {
+    let mut x = n as u64 ^ 0x9E37_79B9_7F4A_7C15;
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    ACTIONS[(x % 7) as usize]
+    x
 }
