@@ -6,11 +6,12 @@ of a build change (tools/build_pgo_wheel.sh against the plain wheel) or a core c
         [--v2-dir PokemonRedExperiments-v2] [--rounds 4] [--cores 2,6] [--out ab.json]
 
 SITE_A and SITE_B are directories with an emurust installed (``pip install --target``). Each round
-runs, for every state and both sound modes, ``tick(FRAMES, False)`` after 60 frames (no frame drawn,
-as an RL env's skipped frames) and ``tick(24, True)`` calls (one frame in 24 drawn), frames per
-CPU second (runs of a fraction of a second are at the mercy of the machine's clock: use --frames
-12000 or more); with ``--v2-dir``, also ``benches/pokered_v2_one_core.py`` (v2's batched task, one env,
-one thread). Prints one JSON line per pair and the medians of B / A at the end.
+runs, for every state and both sound modes and each pattern, ``emurust bench``'s worker (``python -m
+emurust.bench --worker``: the state loaded, 120 frames of warm-up, then FRAMES frames with no frame
+drawn, as an RL env's skipped frames, or one in 24 drawn), frames per CPU second (runs of a fraction
+of a second are at the mercy of the machine's clock: use --frames 12000 or more); with
+``--v2-dir``, also ``benches/pokered_v2_one_core.py`` (v2's batched task, one env, one thread).
+Prints one JSON line per pair and the medians of B / A at the end.
 """
 
 from __future__ import annotations
@@ -24,25 +25,6 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-
-TICK = r"""
-import json, sys, time, emurust
-rom, state, sound, pattern = sys.argv[1], sys.argv[2], sys.argv[3] == "on", sys.argv[4]
-pb = emurust.PyBoy(rom, window="null", sound_emulated=sound)
-with open(state, "rb") as f:
-    pb.load_state(f)
-pb.tick(60, False)
-t = time.process_time()
-frames = int(sys.argv[5])
-if pattern == "no_render":
-    pb.tick(frames, False)
-else:
-    for _ in range(frames // 24):
-        pb.tick(24, True)
-d = time.process_time() - t
-print(json.dumps({"fps": frames // 24 * 24 / d if pattern != "no_render" else frames / d, "module": emurust._core.__file__}))
-"""
-
 
 def run_pair(cmd: list[str], sites: tuple[str, str], cores: tuple[int, int]) -> tuple[dict, dict]:
     procs = []
@@ -82,7 +64,8 @@ def main() -> int:
         for sound in args.sounds.split(","):
             for pattern in args.patterns.split(","):
                 name = f"{Path(state).stem}/{sound}/{pattern}"
-                jobs.append((name, [sys.executable, "-c", TICK, args.rom, state, sound, pattern, str(args.frames)], "fps"))
+                jobs.append((name, [sys.executable, "-m", "emurust.bench", "--worker", "emurust", args.rom, pattern,
+                                    str(args.frames), "--sound", sound, "--state", state], "fps"))
     if args.v2_dir:
         jobs.append(("v2 one env", [sys.executable, str(HERE / "pokered_v2_one_core.py"), "--rom", args.rom,
                                     "--v2-dir", args.v2_dir, "--envs", "1", "--seconds", str(args.v2_seconds)], "env_steps_per_s"))
