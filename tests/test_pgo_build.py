@@ -1,8 +1,9 @@
 """The profile-guided release build (tools/build_pgo_wheel.sh, tools/pgo_train.py).
 
 The training workload must keep up with the API it drives (a quick run with the installed build),
-and the wheel the script builds must be the same emulator: the same screens, sound samples, RAM
-and save states as the installed (plain) build, run by run, on our ROMs.
+and the wheel the script builds must be the same emulator: the same screens, sound samples,
+instruction counts and save states as the installed (plain) build, run by run, on our ROMs
+(tools/ab_digests.py).
 """
 
 from __future__ import annotations
@@ -19,57 +20,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Runs in a subprocess, once with the installed build and once with the PGO wheel ahead of it on
-# PYTHONPATH: one digest per ROM and sound mode over every drawn screen, every frame's samples,
-# work RAM and the final save state.
-DIGEST = r"""
-import hashlib, io, json, sys
-import numpy as np
-import emurust
-out = {"module": emurust._core.__file__, "runs": {}}
-rng = np.random.default_rng(7)
-buttons = ("a", "b", "start", "select", "up", "down", "left", "right")
-for rom in sys.argv[1:]:
-    for sound in (True, False):
-        h = hashlib.sha256()
-        with emurust.PyBoy(rom, window="null", sound_emulated=sound) as pb:
-            for frame in range(480):
-                if frame % 16 == 0:
-                    b = buttons[int(rng.integers(len(buttons)))]
-                    pb.button(b, 4)
-                render = frame % 8 == 7
-                pb.tick(1, render, sound)
-                if render:
-                    h.update(np.asarray(pb.screen.ndarray).tobytes())
-                if sound:
-                    h.update(np.asarray(pb.sound.ndarray).tobytes())
-            h.update(bytes(pb.memory[0xC000:0xE000]))
-            state = io.BytesIO()
-            pb.save_state(state)
-            h.update(state.getvalue())
-        out["runs"][f"{rom}:{sound}"] = h.hexdigest()
-print(json.dumps(out))
-"""
-
-DIGEST_ROMS = ("games/dodge.gb", "games/runner.gb", "roms/music.gb", "roms/scenes.gb", "roms/cpu_instrs.gb",
-               "roms/cgb.gb", "roms/mbc3.gb")
+OUR_ROMS = sorted((ROOT / "roms").glob("*.gb")) + sorted((ROOT / "games").glob("*.gb"))
 
 
-def _digests(pythonpath: str | None, tmp: Path) -> dict:
-    """The digests with the build on `pythonpath` (None: the installed one), of fresh copies of
-    the ROMs in `tmp` (the facade saves cartridge RAM beside the ROM)."""
-    roms = []
-    for i, rel in enumerate(DIGEST_ROMS):
-        d = tmp / f"{'pgo' if pythonpath else 'plain'}{i}"
-        d.mkdir()
-        roms.append(shutil.copy(ROOT / rel, d / Path(rel).name))
+def _digests(pythonpath: str | None, out: Path) -> dict:
+    """tools/ab_digests.py's digests of our ROMs (two sound modes and drawing patterns each,
+    seeded buttons, 480 frames: drawn screens, samples, instruction counts, save states), with
+    the build on `pythonpath` ahead of the installed one (None: the installed one)."""
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
-    r = subprocess.run([sys.executable, "-c", DIGEST, *roms], capture_output=True, text=True, env=env,
-                       timeout=600, cwd=tmp)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "ab_digests.py"), "run", "--groups", "ours",
+                        "--frames-ours", "480", "--out", str(out)], capture_output=True, text=True, env=env,
+                       timeout=900, cwd=ROOT)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    return json.loads(out.read_text())
 
 
 def test_training_workload_runs_on_the_installed_build():
@@ -105,16 +70,14 @@ def test_pgo_wheel_is_the_same_emulator(tmp_path):
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheels[0])],
                    check=True, timeout=300)
-    pgo = _digests(str(site), tmp_path)
-    plain = _digests(None, tmp_path)
-    assert pgo["module"].startswith(str(site)), pgo["module"]
-    assert not plain["module"].startswith(str(site))
-    assert len(plain["runs"]) == len(pgo["runs"]) == 2 * len(DIGEST_ROMS)
-    # (Keyed by the ROM's name and sound mode: the copies' folders differ.)
-    pgo_runs = {Path(k).name: v for k, v in pgo["runs"].items()}
-    plain_runs = {Path(k).name: v for k, v in plain["runs"].items()}
-    differ = [k for k in plain_runs if plain_runs[k] != pgo_runs.get(k)]
-    assert not differ, f"the PGO wheel differs from the installed build on {differ}"
+    pgo = _digests(str(site), tmp_path / "pgo.json")
+    plain = _digests(None, tmp_path / "plain.json")
+    assert pgo["emurust"].startswith(str(site)), pgo["emurust"]
+    assert not plain["emurust"].startswith(str(site))
+    assert sorted(plain["runs"]) == sorted(pgo["runs"]) and len(plain["runs"]) == 2 * len(OUR_ROMS)
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "ab_digests.py"), "compare", str(tmp_path / "plain.json"),
+                        str(tmp_path / "pgo.json")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, f"the PGO wheel differs from the installed build: {r.stdout}"
 
 
 def _llvm_profdata() -> bool:
