@@ -17,7 +17,7 @@ def test_corpus_present():
     names = {p.stem for p in TEST_ROMS}
     assert {"cpu_instrs", "timer", "interrupts_halt", "dma", "serial", "lcd_timing", "mbc1", "mbc2", "mbc3", "mbc5", "bench", "cgb", "music"} <= names
     assert {"lcd_onoff", "io_sweep", "scenes", "halt_wake", "dma_wait", "vram_race"} <= names
-    assert {"idle_vblank", "idle_ly", "idle_joypad", "idle_div"} <= names
+    assert {"idle_vblank", "idle_ly", "idle_joypad", "idle_div", "idle_menu"} <= names
     assert {p.stem for p in GAMES} == {"dodge", "snake", "runner"}
 
 
@@ -50,8 +50,8 @@ def test_game_identical_to_pyboy_with_random_buttons(rom, seed):
 
 
 #: Our ROMs that read the joypad while they exercise the LCD and the I/O map, and the joypad
-#: busy-wait of the idle-loop fast-forward (roms/README.md).
-INPUT_ROMS = ["scenes", "io_sweep", "lcd_onoff", "idle_joypad"]
+#: busy-wait of the idle-loop fast-forward and the menu waits of the busy-loop one (roms/README.md).
+INPUT_ROMS = ["scenes", "io_sweep", "lcd_onoff", "idle_joypad", "idle_menu"]
 
 
 @pytest.mark.parametrize("name", INPUT_ROMS)

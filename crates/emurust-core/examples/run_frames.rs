@@ -116,6 +116,11 @@ fn main() {
     }
     let dt = t.elapsed().as_secs_f64();
     println!("sm83 instructions {}", gb.instructions());
+    let w = gb.wait_loop_stats;
+    println!(
+        "skipped: idle loops {}, busy loops {} ({} skips, {} proofs)",
+        w.idle_skipped_instructions, w.busy_skipped_instructions, w.busy_skips, w.busy_proofs
+    );
     println!(
         "{frames} frames in {dt:.3} s: {:.0} frames/s, {:.1} M instructions/s",
         frames as f64 / dt,

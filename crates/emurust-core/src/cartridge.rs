@@ -56,6 +56,19 @@ impl Mapper {
     }
 }
 
+/// What the MBC's register writes (0000-5FFF) can change: taken before a busy loop's proof
+/// (`gameboy::busy_loop`) makes its bank switches on the cartridge, and put back after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct BankState {
+    rom_bank: u16,
+    rom_bank_low: u16,
+    bases: [usize; 2],
+    ram_bank: u16,
+    ram_enabled: bool,
+    mbc1: [u8; 3],
+    rumble_on: bool,
+}
+
 /// A cartridge: shared ROM, banking registers, external RAM and (MBC3) clock.
 ///
 /// PyBoy 2.8.1 quirks reproduced (all visible to the CPU):
@@ -241,6 +254,39 @@ impl Cartridge {
             }
         }
         self.mbc_control_write(addr, value);
+    }
+
+    /// A CPU write to the ROM bank register area 2000-3FFF, which needs no clock (a busy
+    /// loop's proof runs it on the real cartridge, then puts back [`Cartridge::bank_state`]).
+    pub(crate) fn write_rom_bank_register(&mut self, addr: u16, value: u8) {
+        debug_assert!((0x2000..0x4000).contains(&addr));
+        // (Through `write_rom_area`, whose one inlined copy of the MBC's write the CPU's bank
+        // switches use: no clock below 6000.)
+        self.write_rom_area(addr, value, 0);
+    }
+
+    /// What the MBC's register writes (0000-5FFF) can change.
+    pub(crate) fn bank_state(&self) -> BankState {
+        BankState {
+            rom_bank: self.rom_bank,
+            rom_bank_low: self.rom_bank_low,
+            bases: self.bases,
+            ram_bank: self.ram_bank,
+            ram_enabled: self.ram_enabled,
+            mbc1: [self.mbc1_lower, self.mbc1_upper, self.mbc1_mode],
+            rumble_on: self.rumble_on,
+        }
+    }
+
+    /// Put back a [`Cartridge::bank_state`].
+    pub(crate) fn set_bank_state(&mut self, s: BankState) {
+        self.rom_bank = s.rom_bank;
+        self.rom_bank_low = s.rom_bank_low;
+        self.bases = s.bases;
+        self.ram_bank = s.ram_bank;
+        self.ram_enabled = s.ram_enabled;
+        [self.mbc1_lower, self.mbc1_upper, self.mbc1_mode] = s.mbc1;
+        self.rumble_on = s.rumble_on;
     }
 
     /// A CPU read of A000-BFFF (RAM or RTC register).

@@ -30,6 +30,7 @@ use crate::timer::Timer;
 use crate::CoreError;
 use plain_bus::PlainBus;
 
+mod busy_loop;
 mod cgb;
 mod idle_loop;
 mod plain_bus;
@@ -1043,6 +1044,8 @@ pub struct GameBoy {
     last_idle_loop: (u16, u16, u64),
     /// That loop's plan for resuming it without interpreting (host state).
     idle_plan: idle_loop::IdlePlan,
+    /// The last busy loop proved (host state; `busy_loop`).
+    busy: busy_loop::BusyLoop,
     /// The last look ran out of slice and the next slice's start looks again (host state).
     idle_retry: bool,
     /// The cycle of the next look for an idle loop (host state; slices are often shorter
@@ -1056,15 +1059,17 @@ pub struct GameBoy {
     others_at: u64,
 }
 
-pub const PC_TRACE_LEN: usize = 32;
+pub const PC_TRACE_LEN: usize = 256;
 const _: () = assert!(PC_TRACE_LEN.is_power_of_two());
 const PC_TRACE_MASK: usize = PC_TRACE_LEN - 1;
 
 /// Cycles before a look for an idle loop from which the plain loop traces the PC even with
-/// the trace off: the look reads the last `2 * MAX_LOOP_LEN` (24) instructions, and 24
-/// instructions (4-24 cycles each) fit in 576 cycles. A look that finds fewer traced (one at
-/// a slice's start, to resume a loop, or after a halt) comes back this many cycles later.
-const TRACE_LEAD: u64 = 576;
+/// the trace off: the look reads the last `2 * MAX_LOOP_LEN` (24) instructions, and a busy
+/// loop's look (`busy_loop`) two periods of up to `MAX_BUSY_LEN`, which a busy game's
+/// instructions (about 10 cycles each) fill in this many cycles. A look that finds fewer
+/// traced (one at a slice's start, to resume a loop, or after a halt) comes back this many
+/// cycles later.
+const TRACE_LEAD: u64 = 2048;
 
 impl GameBoy {
     /// Power on with `boot_rom` (256 bytes, mapped at 0000-00FF until FF50 is written), or
@@ -1150,6 +1155,7 @@ impl GameBoy {
             loop_census: None,
             last_idle_loop: (1, 0, MAX_STATE_COUNT),
             idle_plan: idle_loop::IdlePlan::default(),
+            busy: busy_loop::BusyLoop::default(),
             next_idle_check: 0,
             idle_retry: false,
             apu_far: false,
@@ -1681,7 +1687,7 @@ impl GameBoy {
                             self.end_lcd_deferral_between_instructions();
                             break;
                         }
-                        idle_check = self.idle_loop_check(target, idle_check != slice_start);
+                        idle_check = self.idle_loop_check(target, idle_check != slice_start, TURNS);
                         continue;
                     }
                     if !DEFER_LCD {

@@ -72,7 +72,11 @@ fn compare(
             );
             if k > 0 {
                 assert_eq!(rest[0].pc_trace(), other.pc_trace(), "{at}: PC traces");
-                assert_eq!(other.pc_trace().map(|t| t.len()), Some(32), "{at}");
+                assert_eq!(
+                    other.pc_trace().map(|t| t.len()),
+                    Some(emurust_core::gameboy::PC_TRACE_LEN),
+                    "{at}"
+                );
             }
             assert_eq!(
                 fast.bus.apu.samples(),
@@ -159,6 +163,29 @@ fn ly_busy_wait() {
     both_hardware("idle_ly", |s| {
         s.poll_loops > 100 && s.idle_skips == 0 && s.poll_skipped_instructions > 20_000
     });
+}
+
+#[test]
+fn menu_busy_wait() {
+    // The busy-loop fast-forward (DMG hardware only): the fixed-point wait skipped across
+    // turns, the blink counter's never, the frame-counter copy's once settled after a VBlank.
+    let n = frames(300);
+    for cgb in [false, true] {
+        let options = Options {
+            cgb: Some(cgb),
+            sound: SoundOptions::default(),
+        };
+        let what = format!("idle_menu cgb={cgb}");
+        let s = compare(&what, our_rom("idle_menu"), None, n, options);
+        if cgb {
+            assert_eq!(s.busy_skips, 0, "{what}: {s:?}");
+        } else {
+            assert!(
+                s.busy_skips * 2 > n as u64 && s.busy_skipped_instructions > 1000 * n as u64,
+                "{what}: the busy-loop fast-forward did not run: {s:?}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -197,6 +197,10 @@ impl PyGameBoy {
             ("idle_resumes", s.idle_resumes),
             ("idle_skipped_instructions", s.idle_skipped_instructions),
             ("poll_skipped_instructions", s.poll_skipped_instructions),
+            ("busy_proofs", s.busy_proofs),
+            ("busy_loops", s.busy_loops),
+            ("busy_skips", s.busy_skips),
+            ("busy_skipped_instructions", s.busy_skipped_instructions),
         ] {
             d.set_item(k, v)?;
         }

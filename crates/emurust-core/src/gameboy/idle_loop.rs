@@ -76,6 +76,14 @@ pub struct WaitLoopStats {
     /// Instructions of LY/STAT polling loops skipped as whole iterations (reads that would
     /// have returned the value the last one read).
     pub poll_skipped_instructions: u64,
+    /// Busy loops simulated to see whether they may be skipped (`busy_loop`).
+    pub busy_proofs: u64,
+    /// Of those, the ones found to be fixed points.
+    pub busy_loops: u64,
+    /// Busy-loop fast-forwards (each skipped at least one iteration).
+    pub busy_skips: u64,
+    /// Instructions skipped by busy-loop fast-forwards.
+    pub busy_skipped_instructions: u64,
 }
 
 /// What the decoding of a loop in ROM found, by ROM bank and lowest address (ROM code
@@ -255,16 +263,17 @@ struct Iteration {
 
 impl GameBoy {
     /// The hook in the slice loop: look for an idle loop at the PC and skip its iterations
-    /// up to `target`. `inside`: the look is not at the slice's start. Returns the cycle of
-    /// the next look.
+    /// up to `target`, else for a busy loop (`busy_loop`) to skip across turns when `turns`
+    /// (a `run_frame` slice). `inside`: the look is not at the slice's start. Returns the
+    /// cycle of the next look.
     #[inline(never)]
-    pub(super) fn idle_loop_check(&mut self, target: u64, inside: bool) -> u64 {
+    pub(super) fn idle_loop_check(&mut self, target: u64, inside: bool, turns: bool) -> u64 {
         self.wait_loop_stats.idle_looks += 1;
         let hdma = self.bus.cgb && self.bus.cgbx.hdma.active;
         if self.may_run_wait_loop() && !self.bus.dma.active && !hdma && !self.cpu.locked {
             let pc = self.cpu.r.pc;
             let mut untraced = false;
-            let verdict = if self.resume_idle_loop(target) {
+            let mut verdict = if self.resume_idle_loop(target) {
                 LoopVerdict::Skipped
             } else if self.instructions - self.pc_trace_from < 2 * MAX_LOOP_LEN as u64 {
                 // The plain loop ran untraced (see `TRACE_LEAD`) until too recently to say.
@@ -276,6 +285,12 @@ impl GameBoy {
                     None => LoopVerdict::NoLoop,
                 }
             };
+            if matches!(verdict, LoopVerdict::NoLoop | LoopVerdict::Rejected)
+                && !untraced
+                && self.busy_loop_look(turns)
+            {
+                verdict = LoopVerdict::Skipped;
+            }
             // Slice starts follow interrupts: only the looks inside a running slice are
             // unbiased samples of the PC.
             if let Some(census) = self.loop_census.as_mut().filter(|_| inside) {
@@ -294,7 +309,7 @@ impl GameBoy {
                 return self.bus.cycles + TRACE_LEAD;
             }
         }
-        self.bus.cycles + IDLE_CHECK_INTERVAL
+        self.bus.cycles + self.busy_look_interval()
     }
 
     /// The cycle of a slice's first look (the slice ends at `target`): now if the PC is in

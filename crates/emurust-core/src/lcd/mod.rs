@@ -869,6 +869,68 @@ impl Lcd {
         self.last_now.wrapping_add(self.to_interrupt as u64)
     }
 
+    /// For a busy-loop skip (`gameboy::busy_loop`): an absolute cycle up to which (not
+    /// included) the transitions raise no interrupt enabled in `ie` and the frame does not
+    /// end, or `None` when the LCD is in a state left to the turns (off, switching on, the
+    /// first frame, CGB hardware, a transition overdue). With the STAT interrupt enabled and
+    /// any STAT source on, only up to the next transition; otherwise up to VBlank's start
+    /// (when its interrupt is enabled) or the frame's end.
+    pub fn busy_skip_bound(&self, ie: u8) -> Option<u64> {
+        if self.cgb_hw
+            || !self.enabled()
+            || self.restart_pending
+            || self.first_frame
+            || self.to_interrupt <= 0
+            || self.to_frame <= 0
+        {
+            return None;
+        }
+        if ie & IRQ_STAT != 0 && self.stat & 0x78 != 0 {
+            return Some(self.next_transition_at());
+        }
+        if ie & IRQ_VBLANK != 0 && self.ly <= 143 {
+            return self.vblank_start_at();
+        }
+        Some(self.last_now + self.to_frame as u64)
+    }
+
+    /// The absolute cycle of the next VBlank start (line 143's HBlank ending), while on a
+    /// visible line in a state the transitions make (DMG timing): each line's OAM step comes
+    /// 456 dots after the one before, and line 143's HBlank ends 456 dots after its own.
+    fn vblank_start_at(&self) -> Option<u64> {
+        let next = self.next_transition_at();
+        let oam_step_at = match (self.step, self.mode, self.next_mode) {
+            (Step::Oam, _, _) => next,
+            (Step::Mode, 2, 3) => next.checked_sub(80)?,
+            (Step::Mode, 3, 0) => next.checked_sub((252 + self.mode3_extra as i64) as u64)?,
+            (Step::NextLine, 0, 2) if self.ly < 143 => next.checked_sub(452)?,
+            (Step::Mode, 0, 1) if self.ly == 143 => return Some(next),
+            _ => return None,
+        };
+        Some(oam_step_at + (143 - self.ly as u64) * 456 + 456)
+    }
+
+    /// Tick the LCD at each transition due at or before `upto`, at the transition's own dot:
+    /// the LCD is then as the turns ending at the first instruction boundaries after those
+    /// dots would have left it (see [`replay_deferred`](Self::replay_deferred)). Returns the
+    /// interrupts raised (for IF).
+    pub fn tick_transitions_upto(&mut self, upto: u64) -> u8 {
+        let mut irq = 0;
+        loop {
+            // Whole quiet lines at once where they qualify (from a line's HBlank).
+            let now = self.last_now;
+            if self.skip_quiet_lines(now, upto) != now {
+                continue;
+            }
+            let at = self.next_transition_at();
+            if self.to_interrupt <= 0 || at > upto {
+                return irq;
+            }
+            self.catch_up::<false>(at);
+            irq |= self.take_irq();
+        }
+    }
+
     /// How many whole lines after this one the quiet-line skips may run at once, ending
     /// before `limit`: visible lines (up to 142) short of LYC when its STAT source is on. The
     /// next transition is `to_next` cycles away; each line lasts 456.
