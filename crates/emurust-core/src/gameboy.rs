@@ -1065,11 +1065,10 @@ const PC_TRACE_MASK: usize = PC_TRACE_LEN - 1;
 
 /// Cycles before a look for an idle loop from which the plain loop traces the PC even with
 /// the trace off: the look reads the last `2 * MAX_LOOP_LEN` (24) instructions, and a busy
-/// loop's look (`busy_loop`) two periods of up to `MAX_BUSY_LEN`, which a busy game's
-/// instructions (about 10 cycles each) fill in this many cycles. A look that finds fewer
-/// traced (one at a slice's start, to resume a loop, or after a halt) comes back this many
-/// cycles later.
-const TRACE_LEAD: u64 = 2048;
+/// loop's look (`busy_loop`) one period of up to `MAX_BUSY_LEN`, which Pokemon Red's menu loop
+/// (73 instructions, under 1,000 cycles) fits in. A look that finds fewer traced (one at a
+/// slice's start, to resume a loop, or after a halt) comes back this many cycles later.
+const TRACE_LEAD: u64 = 1280;
 
 impl GameBoy {
     /// Power on with `boot_rom` (256 bytes, mapped at 0000-00FF until FF50 is written), or

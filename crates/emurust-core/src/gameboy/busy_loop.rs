@@ -19,8 +19,8 @@
 //! - the host changes buttons and memory only between runs, and an interrupt is dispatched
 //!   only at a turn's start after it became pending.
 //!
-//! The proof: when the PC trace ends in a period of at most [`MAX_BUSY_LEN`] instructions, one
-//! iteration from the PC is simulated on a copy of the CPU through [`ShadowBus`], which reads
+//! The proof: when the PC is among the last [`MAX_BUSY_LEN`] traced instructions (a loop, and
+//! not one remembered as failing), one iteration from the PC is simulated on a copy of the CPU through [`ShadowBus`], which reads
 //! the real ROM, work RAM, HRAM, IE and joypad, keeps writes to work RAM and HRAM in an overlay,
 //! makes ROM bank writes on the real cartridge (put back afterwards) and refuses every other
 //! access. The iteration may be skipped only if it comes back to the PC with the same
@@ -35,9 +35,9 @@
 use super::{GameBoy, SystemBus, PC_TRACE_LEN};
 use crate::cpu::{Bus, Step};
 
-/// The longest loop skipped (instructions); two periods must fit in the PC trace.
+/// The longest loop skipped (instructions); a period must fit in the PC trace.
 pub(super) const MAX_BUSY_LEN: usize = 120;
-const _: () = assert!(2 * MAX_BUSY_LEN < PC_TRACE_LEN);
+const _: () = assert!(MAX_BUSY_LEN < PC_TRACE_LEN);
 
 /// The most distinct work RAM and HRAM addresses an iteration may write.
 const MAX_OVERLAY: usize = 64;
@@ -227,7 +227,7 @@ impl GameBoy {
             }
         }
         self.wait_loop_stats.busy_proofs += 1;
-        if !self.prove_busy_loop() || self.busy.len != len {
+        if !self.prove_busy_loop() {
             self.busy.len = 0;
             let slot = known.unwrap_or(self.busy.next_rejected);
             self.busy.rejected[slot] = (key, RETRY_AFTER_LOOKS);
@@ -260,18 +260,17 @@ impl GameBoy {
             && cpu.r.pc < 0x8000
     }
 
-    /// The period of the PC trace's end (at most [`MAX_BUSY_LEN`] instructions) whose next
-    /// instruction starts the next period, if the last two periods are the same (the trace
-    /// complete that far back).
+    /// Whether the PC is among the last [`MAX_BUSY_LEN`] traced instructions (the trace
+    /// complete that far back), and the distance back to it: a loop worth a proof. (The proof
+    /// alone decides: any iteration that comes back to the same registers and memory at the
+    /// same PC is a fixed point, whatever its length.)
     fn busy_trace_period(&self) -> Option<usize> {
         let traced = self.instructions - self.pc_trace_from;
         let n = self.instructions as usize;
-        let back = |k: usize| self.pc_trace[n.wrapping_sub(k) % PC_TRACE_LEN];
         let pc = self.cpu.r.pc;
         (1..=MAX_BUSY_LEN)
-            .take_while(|&k| 2 * k as u64 <= traced)
-            .filter(|&k| back(k) == pc)
-            .find(|&len| (1..=len).all(|k| back(k) == back(k + len)))
+            .take_while(|&k| k as u64 <= traced)
+            .find(|&k| self.pc_trace[n.wrapping_sub(k) % PC_TRACE_LEN] == pc)
     }
 
     /// Simulate one iteration from the PC (see the module docs) into `self.busy`; true if it
