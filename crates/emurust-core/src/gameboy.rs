@@ -1064,11 +1064,15 @@ const _: () = assert!(PC_TRACE_LEN.is_power_of_two());
 const PC_TRACE_MASK: usize = PC_TRACE_LEN - 1;
 
 /// Cycles before a look for an idle loop from which the plain loop traces the PC even with
-/// the trace off: the look reads the last `2 * MAX_LOOP_LEN` (24) instructions, and a busy
-/// loop's look (`busy_loop`) one period of up to `MAX_BUSY_LEN`, which Pokemon Red's menu loop
-/// (73 instructions, under 1,000 cycles) fits in. A look that finds fewer traced (one at a
-/// slice's start, to resume a loop, or after a halt) comes back this many cycles later.
+/// the trace off: a busy loop's look (`busy_loop`) reads one period of up to `MAX_BUSY_LEN`
+/// instructions, which Pokemon Red's menu loop (73 instructions, under 1,000 cycles) fits in.
 const TRACE_LEAD: u64 = 1280;
+const _: () = assert!(SHORT_TRACE_LEAD < TRACE_LEAD);
+
+/// Cycles after a look that found too few instructions traced (one at a slice's start, to
+/// resume a loop, or after a halt) to the next: the idle-loop finder reads the last
+/// `2 * MAX_LOOP_LEN` (24), which fit in 576 cycles (4-24 each).
+const SHORT_TRACE_LEAD: u64 = 576;
 
 impl GameBoy {
     /// Power on with `boot_rom` (256 bytes, mapped at 0000-00FF until FF50 is written), or

@@ -311,12 +311,16 @@ impl GameBoy {
             }
         };
         plan.len = n;
+        // A loop that writes nothing is the idle-loop fast-forward's (`idle_loop`), which skips
+        // it within the turn at less cost; this one would take it only where that one's look
+        // came too early to see two periods.
+        let writes = shadow.overlay_len > 0 || shadow.bus.cart.bank_state() != saved_banks;
         let banks_back = shadow.bus.cart.bank_state() == saved_banks;
         let memory_back = shadow.overlay[..shadow.overlay_len]
             .iter()
             .all(|&(addr, v)| ShadowBus::real_ram(shadow.bus, addr) == v);
         self.bus.cart.set_bank_state(saved_banks);
-        closed && banks_back && memory_back && cpu.ime == self.cpu.ime
+        closed && writes && banks_back && memory_back && cpu.ime == self.cpu.ime
     }
 
     /// Skip whole iterations of the proved loop (at its head, the PC) that end before the next

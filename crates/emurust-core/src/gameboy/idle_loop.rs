@@ -30,7 +30,7 @@
 //! to the interpreter: an OAM DMA or HDMA running, EI pending, breakpoints, any other I/O,
 //! VRAM, OAM, cartridge RAM (clocks), code outside ROM and RAM.
 
-use super::{GameBoy, PC_TRACE_LEN, PC_TRACE_MASK, TRACE_LEAD};
+use super::{GameBoy, PC_TRACE_LEN, PC_TRACE_MASK, SHORT_TRACE_LEAD};
 use crate::cpu::Registers;
 
 /// Cycles between two looks at the PC trace within a slice: a loop is found at most this
@@ -305,8 +305,8 @@ impl GameBoy {
             }
             if untraced {
                 // Look again as soon as the trace reaches back far enough: the slice loop
-                // traces from now on (the look is at most TRACE_LEAD cycles away).
-                return self.bus.cycles + TRACE_LEAD;
+                // traces from now on (the look is nearer than `TRACE_LEAD`).
+                return self.bus.cycles + SHORT_TRACE_LEAD;
             }
         }
         self.bus.cycles + self.busy_look_interval()
