@@ -1059,7 +1059,12 @@ pub struct GameBoy {
     others_at: u64,
 }
 
+/// The PC trace's ring (the loop finders read up to `busy_loop::MAX_BUSY_LEN` back).
 pub const PC_TRACE_LEN: usize = 256;
+/// How much of it [`GameBoy::pc_trace`] returns: the instructions leading to a divergence in
+/// its report (and a repair prompt's disassembly).
+pub const PC_TRACE_REPORT_LEN: usize = 32;
+const _: () = assert!(PC_TRACE_REPORT_LEN <= PC_TRACE_LEN);
 const _: () = assert!(PC_TRACE_LEN.is_power_of_two());
 const PC_TRACE_MASK: usize = PC_TRACE_LEN - 1;
 
@@ -2241,8 +2246,8 @@ impl GameBoy {
         self.pc_trace_on = on;
     }
 
-    /// The last instructions' addresses, oldest first: up to [`PC_TRACE_LEN`] of them, while
-    /// the trace is on ([`GameBoy::set_pc_trace`]) and all traced; `None` while it is off.
+    /// The last instructions' addresses, oldest first: up to [`PC_TRACE_REPORT_LEN`] of them,
+    /// while the trace is on ([`GameBoy::set_pc_trace`]) and all traced; `None` while it is off.
     pub fn pc_trace(&self) -> Option<Vec<u16>> {
         if !self.pc_trace_on {
             return None;
@@ -2250,7 +2255,7 @@ impl GameBoy {
         let n = self.instructions;
         let from = self
             .pc_trace_from
-            .max(n.saturating_sub(PC_TRACE_LEN as u64));
+            .max(n.saturating_sub(PC_TRACE_REPORT_LEN as u64));
         Some(
             (from..n)
                 .map(|k| self.pc_trace[k as usize & PC_TRACE_MASK])

@@ -74,7 +74,7 @@ fn compare(
                 assert_eq!(rest[0].pc_trace(), other.pc_trace(), "{at}: PC traces");
                 assert_eq!(
                     other.pc_trace().map(|t| t.len()),
-                    Some(emurust_core::gameboy::PC_TRACE_LEN),
+                    Some(emurust_core::gameboy::PC_TRACE_REPORT_LEN),
                     "{at}"
                 );
             }
