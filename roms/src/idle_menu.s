@@ -10,8 +10,10 @@
 ;   1. a blink counter decremented every iteration (a text box's arrow): never a fixed point;
 ;   2. the handler's frame counter copied into a variable: a fixed point only from the second
 ;      iteration after each VBlank.
-; After each wait the ROM logs the new buttons, LY, DIV and the timer count (idle.inc), moves
-; the sprite, and every eighth round switches the LCD off and on with a new palette.
+; In rounds 4-7 of every eight the LY=LYC STAT interrupt is on too (LYC 64, its handler counts):
+; then nothing may be skipped past the LCD's next step. After each wait the ROM logs the new
+; buttons, LY, DIV, the timer and STAT counts (idle.inc), moves the sprite, and every eighth
+; round switches the LCD off and on with a new palette.
 USE_RST = 0
 CART_TYPE = 0x01            ; MBC1
 ROM_SIZE_CODE = 0x01        ; 64 KiB, 4 banks (tags at 0x7FF0, roms/gen_banks.py)
@@ -27,6 +29,7 @@ JOY_HELD = 0xFF99           ; buttons held (VBlank handler: d-pad high nibble, b
 JOY_LAST = 0xFF9A           ; buttons held at the last poll
 JOY_NEW  = 0xFF9B           ; newly pressed at the last poll
 FRAMEC   = 0xFF9C           ; VBlank count
+SCOUNT   = 0xFF9D           ; STAT (LY=LYC) interrupts handled
 DMA_HRAM = 0xFFA0           ; the OAM DMA routine, copied here
 W_TAG    = 0xC020           ; bank 2's tag, rewritten by every poll
 W_CURSOR = 0xC021
@@ -36,7 +39,7 @@ SHADOW_OAM = 0xC200         ; copied to OAM by DMA every VBlank
 
 isr_serial = isr_none
 isr_joypad = isr_none
-isr_stat = isr_none
+isr_stat = menu_isr_stat
 
 isr_vblank = menu_isr_vblank
 isr_timer = idle_isr_timer
@@ -70,10 +73,20 @@ main:
 	ldh (rIF),a
 	ld a,#0x04              ; 4096 Hz: an overflow every 256 ticks (~3.7 frames)
 	ldh (rTAC),a
+	ld a,#64
+	ldh (rLYC),a
+	ld a,#0x40              ; STAT source: LY=LYC
+	ldh (rSTAT),a
 	ld a,#0x05              ; VBlank and timer
 	ldh (rIE),a
 	ei
 loop:
+	ldh a,(ROUND&0xFF)      ; rounds 4-7 of eight: the STAT interrupt on too
+	and #4
+	ld a,#0x05
+	jr z,6$
+	ld a,#0x07
+6$:	ldh (rIE),a
 	ldh a,(FRAMEC&0xFF)
 	ld c,a                  ; the frame the wait starts in
 	ldh a,(ROUND&0xFF)
@@ -96,6 +109,8 @@ loop:
 	ldh a,(rDIV)
 	call log_a
 	ldh a,(TCOUNT&0xFF)
+	call log_a
+	ldh a,(SCOUNT&0xFF)
 	call log_a
 	ldh a,(ROUND&0xFF)
 	and #7
@@ -218,6 +233,15 @@ menu_isr_vblank:
 	ld a,#0x30
 	ldh (rP1),a
 	pop bc
+	pop af
+	reti
+
+; The STAT handler: counts LY=LYC interrupts.
+menu_isr_stat:
+	push af
+	ldh a,(SCOUNT&0xFF)
+	inc a
+	ldh (SCOUNT&0xFF),a
 	pop af
 	reti
 

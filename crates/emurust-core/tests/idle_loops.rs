@@ -168,7 +168,8 @@ fn ly_busy_wait() {
 #[test]
 fn menu_busy_wait() {
     // The busy-loop fast-forward (DMG hardware only): the fixed-point wait skipped across
-    // turns, the blink counter's never, the frame-counter copy's once settled after a VBlank.
+    // turns, the blink counter's never, the frame-counter copy's once settled after a VBlank;
+    // not past the LCD's next step in the rounds with the STAT interrupt on (half of them).
     let n = frames(300);
     for cgb in [false, true] {
         let options = Options {
@@ -181,7 +182,7 @@ fn menu_busy_wait() {
             assert_eq!(s.busy_skips, 0, "{what}: {s:?}");
         } else {
             assert!(
-                s.busy_skips * 2 > n as u64 && s.busy_skipped_instructions > 1000 * n as u64,
+                s.busy_skips * 8 > n as u64 && s.busy_skipped_instructions > 400 * n as u64,
                 "{what}: the busy-loop fast-forward did not run: {s:?}"
             );
         }

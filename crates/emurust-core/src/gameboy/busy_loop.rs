@@ -42,6 +42,10 @@ const _: () = assert!(MAX_BUSY_LEN < PC_TRACE_LEN);
 /// The most distinct work RAM and HRAM addresses an iteration may write.
 const MAX_OVERLAY: usize = 64;
 
+/// The fewest cycles to the next event worth a proof: an iteration of Pokemon Red's menu loop
+/// takes under 1,000 (a STAT interrupt on, for one, leaves only the LCD's next step).
+const MIN_BUSY_SPAN: u64 = 1024;
+
 /// Looks to wait before proving again a loop head whose proof failed.
 const RETRY_AFTER_LOOKS: u8 = 16;
 /// Loops whose failed proofs are remembered.
@@ -226,6 +230,13 @@ impl GameBoy {
                 return false;
             }
         }
+        // The events first (cheap): no proof where not even a short iteration would fit.
+        let Some(limit) = self.busy_skip_limit() else {
+            return false;
+        };
+        if limit < self.bus.cycles + MIN_BUSY_SPAN {
+            return false;
+        }
         self.wait_loop_stats.busy_proofs += 1;
         if !self.prove_busy_loop() {
             self.busy.len = 0;
@@ -237,7 +248,7 @@ impl GameBoy {
             return false;
         }
         self.wait_loop_stats.busy_loops += 1;
-        self.skip_busy_iterations()
+        self.skip_busy_iterations(limit)
     }
 
     /// What a skip across turns needs of the machine now (see the module docs).
@@ -323,22 +334,27 @@ impl GameBoy {
         closed && writes && banks_back && memory_back && cpu.ime == self.cpu.ime
     }
 
-    /// Skip whole iterations of the proved loop (at its head, the PC) that end before the next
-    /// event (see the module docs); true if at least one was.
-    fn skip_busy_iterations(&mut self) -> bool {
-        let len = self.busy.len;
-        let cycles = self.busy.ends[len - 1] as u64;
+    /// The cycle before which an iteration of a proved loop may end to be skipped: the LCD's
+    /// bound (its next interrupt that IE enables, or the frame's end), the timer's, the APU's
+    /// and the serial port's next events; `None` when the LCD's state is left to the turns.
+    fn busy_skip_limit(&self) -> Option<u64> {
         let now = self.bus.cycles;
         let bus = &self.bus;
-        let Some(lcd_bound) = bus.lcd.busy_skip_bound(bus.ie_reg) else {
-            return false;
-        };
+        let lcd_bound = bus.lcd.busy_skip_bound(bus.ie_reg)?;
         let others = bus
             .timer
             .cycles_to_interrupt_at(now)
             .min(bus.apu.cycles_to_interrupt())
             .min(bus.serial.cycles_to_interrupt());
-        let limit = lcd_bound.min(now.saturating_add(others));
+        Some(lcd_bound.min(now.saturating_add(others)))
+    }
+
+    /// Skip whole iterations of the proved loop (at its head, the PC) that end before `limit`
+    /// ([`GameBoy::busy_skip_limit`]); true if at least one was.
+    fn skip_busy_iterations(&mut self, limit: u64) -> bool {
+        let len = self.busy.len;
+        let cycles = self.busy.ends[len - 1] as u64;
+        let now = self.bus.cycles;
         let iterations = limit.saturating_sub(now + 1) / cycles;
         if iterations == 0 {
             return false;
