@@ -49,7 +49,7 @@ class GameBoy:
         """Instructions executed since creation (statistics only)."""
     @property
     def idle_loop_fast_forward(self) -> bool:
-        """The idle-loop fast-forward switch (on by default; same results either way)."""
+        """The idle-loop and busy-loop fast-forwards' switch (on by default; same results either way)."""
     @idle_loop_fast_forward.setter
     def idle_loop_fast_forward(self, on: bool) -> None: ...
     def wait_loop_stats(self) -> dict[str, int]:

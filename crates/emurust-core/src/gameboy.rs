@@ -1013,8 +1013,8 @@ pub struct GameBoy {
     /// Same results either way (tested); a switch for that test and for measurements.
     #[doc(hidden)]
     pub light_turns: bool,
-    /// The idle-loop fast-forward (`idle_loop`), on by default; it also needs
-    /// `wait_loop_fast_paths`. Same results either way (tested); a switch for tests and
+    /// The idle-loop and busy-loop fast-forwards (`idle_loop`, `busy_loop`), on by default; they
+    /// also need `wait_loop_fast_paths`. Same results either way (tested); a switch for tests and
     /// measurements.
     #[doc(hidden)]
     pub idle_loop_fast_forward: bool,
