@@ -368,6 +368,15 @@ impl SystemBus {
         }
     }
 
+    /// Cycles to the nearest of the timer's, the APU's and the serial port's next events, as
+    /// their distances say now (the scheduler's `others_at`, a busy loop's skip limit).
+    fn other_devices_distance(&self) -> u64 {
+        self.timer
+            .cycles_to_interrupt_at(self.cycles)
+            .min(self.apu.cycles_to_interrupt())
+            .min(self.serial.cycles_to_interrupt())
+    }
+
     #[inline]
     fn pending_interrupts(&self) -> u8 {
         self.if_reg & self.ie_reg & 0x1F
@@ -1844,13 +1853,9 @@ impl GameBoy {
     #[inline(never)]
     fn next_target_and_others(&mut self) -> u64 {
         let target = self.bus.cycles + self.turn_budget_timer_synced().max(4) as u64;
+        // (The timer was just synced to `cycles`: its distance is the one it keeps.)
         let b = &self.bus;
-        let others = b
-            .timer
-            .cycles_to_interrupt()
-            .min(b.apu.cycles_to_interrupt())
-            .min(b.serial.cycles_to_interrupt());
-        self.others_at = b.cycles.saturating_add(others);
+        self.others_at = b.cycles.saturating_add(b.other_devices_distance());
         target
     }
 
@@ -2244,6 +2249,13 @@ impl GameBoy {
             self.pc_trace_from = self.instructions;
         }
         self.pc_trace_on = on;
+    }
+
+    /// The address of the instruction `k` (1 = the last) before the next one in the PC
+    /// trace's ring (the loop finders' look back; the caller knows the trace is complete there).
+    #[inline]
+    fn traced_pc_back(&self, k: usize) -> u16 {
+        self.pc_trace[(self.instructions as usize).wrapping_sub(k) & PC_TRACE_MASK]
     }
 
     /// The last instructions' addresses, oldest first: up to [`PC_TRACE_REPORT_LEN`] of them,

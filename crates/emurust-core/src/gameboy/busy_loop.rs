@@ -100,21 +100,14 @@ struct ShadowBus<'a> {
 }
 
 impl ShadowBus<'_> {
+    /// Work RAM or HRAM as the iteration left it so far.
     fn ram(&self, addr: u16) -> u8 {
         match self.overlay[..self.overlay_len]
             .iter()
             .find(|(a, _)| *a == addr)
         {
             Some(&(_, v)) => v,
-            None => Self::real_ram(self.bus, addr),
-        }
-    }
-
-    fn real_ram(bus: &SystemBus, addr: u16) -> u8 {
-        if addr >= 0xFF80 {
-            bus.hram[(addr & 0x7F) as usize]
-        } else {
-            bus.wram[(addr & 0x1FFF) as usize]
+            None => self.bus.peek(addr),
         }
     }
 }
@@ -123,7 +116,7 @@ impl Bus for ShadowBus<'_> {
     fn fetch(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
         if addr < 0x8000 {
-            self.bus.cart.read_rom(addr)
+            self.bus.peek(addr)
         } else {
             self.ok = false;
             0
@@ -133,10 +126,9 @@ impl Bus for ShadowBus<'_> {
     fn read(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
         match addr {
-            0x0000..=0x7FFF => self.bus.cart.read_rom(addr),
+            // (No boot ROM mapped: see `busy_skip_allowed`.)
+            0x0000..=0x7FFF | 0xFF00 | 0xFFFF => self.bus.peek(addr),
             0xC000..=0xDFFF | 0xFF80..=0xFFFE => self.ram(addr),
-            0xFFFF => self.bus.ie_reg,
-            0xFF00 => self.bus.joypad.read(),
             _ => {
                 self.ok = false;
                 0xFF
@@ -212,11 +204,7 @@ impl GameBoy {
         };
         // The loop's key: its lowest address, and the ROM bank if that is in the switchable
         // half (the whole loop then is): the same at any point of the loop.
-        let n = self.instructions as usize;
-        let low = (1..=len)
-            .map(|k| self.pc_trace[n.wrapping_sub(k) % PC_TRACE_LEN])
-            .min()
-            .unwrap_or(0);
+        let low = (1..=len).map(|k| self.traced_pc_back(k)).min().unwrap_or(0);
         let bank = if low >= 0x4000 {
             self.bus.cart.rom_bank_high() as u32
         } else {
@@ -277,11 +265,10 @@ impl GameBoy {
     /// same PC is a fixed point, whatever its length.)
     fn busy_trace_period(&self) -> Option<usize> {
         let traced = self.instructions - self.pc_trace_from;
-        let n = self.instructions as usize;
         let pc = self.cpu.r.pc;
         (1..=MAX_BUSY_LEN)
             .take_while(|&k| k as u64 <= traced)
-            .find(|&k| self.pc_trace[n.wrapping_sub(k) % PC_TRACE_LEN] == pc)
+            .find(|&k| self.traced_pc_back(k) == pc)
     }
 
     /// Simulate one iteration from the PC (see the module docs) into `self.busy`; true if it
@@ -322,14 +309,14 @@ impl GameBoy {
             }
         };
         plan.len = n;
-        // A loop that writes nothing is the idle-loop fast-forward's (`idle_loop`), which skips
-        // it within the turn at less cost; this one would take it only where that one's look
-        // came too early to see two periods.
-        let writes = shadow.overlay_len > 0 || shadow.bus.cart.bank_state() != saved_banks;
+        // A loop that writes no RAM is left to the idle-loop fast-forward (`idle_loop`), which
+        // skips a write-free one within the turn at less cost; this one would take it only
+        // where that one's look came too early to see two periods.
+        let writes = shadow.overlay_len > 0;
         let banks_back = shadow.bus.cart.bank_state() == saved_banks;
         let memory_back = shadow.overlay[..shadow.overlay_len]
             .iter()
-            .all(|&(addr, v)| ShadowBus::real_ram(shadow.bus, addr) == v);
+            .all(|&(addr, v)| shadow.bus.peek(addr) == v);
         self.bus.cart.set_bank_state(saved_banks);
         closed && writes && banks_back && memory_back && cpu.ime == self.cpu.ime
     }
@@ -338,15 +325,9 @@ impl GameBoy {
     /// bound (its next interrupt that IE enables, or the frame's end), the timer's, the APU's
     /// and the serial port's next events; `None` when the LCD's state is left to the turns.
     fn busy_skip_limit(&self) -> Option<u64> {
-        let now = self.bus.cycles;
         let bus = &self.bus;
         let lcd_bound = bus.lcd.busy_skip_bound(bus.ie_reg)?;
-        let others = bus
-            .timer
-            .cycles_to_interrupt_at(now)
-            .min(bus.apu.cycles_to_interrupt())
-            .min(bus.serial.cycles_to_interrupt());
-        Some(lcd_bound.min(now.saturating_add(others)))
+        Some(lcd_bound.min(bus.cycles.saturating_add(bus.other_devices_distance())))
     }
 
     /// Skip whole iterations of the proved loop (at its head, the PC) that end before `limit`
@@ -379,9 +360,9 @@ impl GameBoy {
         } else {
             iteration_start - cycles
         };
+        self.busy.eager_looks = EAGER_LOOKS;
         let stats = &mut self.wait_loop_stats;
         stats.busy_skips += 1;
-        self.busy.eager_looks = EAGER_LOOKS;
         stats.busy_skipped_instructions += skipped;
         true
     }

@@ -333,10 +333,9 @@ impl GameBoy {
     /// The period of the PC trace's end, if its last two periods (at most [`MAX_LOOP_LEN`]
     /// instructions each) are the same and the next instruction starts the next one.
     fn trace_period(&self) -> Option<usize> {
-        let n = self.instructions as usize;
         // The caller checked that the trace is complete that far back.
         debug_assert!(self.instructions - self.pc_trace_from >= 2 * MAX_LOOP_LEN as u64);
-        let back = |k: usize| self.pc_trace[n.wrapping_sub(k) & PC_TRACE_MASK];
+        let back = |k: usize| self.traced_pc_back(k);
         let pc = self.cpu.r.pc;
         let len = (1..=MAX_LOOP_LEN).find(|&k| back(k) == pc)?;
         (1..=len).all(|k| back(k) == back(k + len)).then_some(len)
