@@ -9,7 +9,11 @@
 ;   0. a fixed point (push/call/pop, a variable rewritten): skipped whole iterations at a time;
 ;   1. a blink counter decremented every iteration (a text box's arrow): never a fixed point;
 ;   2. the handler's frame counter copied into a variable: a fixed point only from the second
-;      iteration after each VBlank.
+;      iteration after each VBlank;
+;   3. a text box's arrow: a called routine counts its blink timer down in HRAM (load, DEC A,
+;      store, RET NZ; reloaded and the arrow toggled when it runs out), and the poll's
+;      bank-switching call pushes those flags with the bank: a counter loop, skipped up to the
+;      timer's run-out.
 ; In rounds 4-7 of every eight the LY=LYC STAT interrupt is on too (LYC 64, its handler counts):
 ; then nothing may be skipped past the LCD's next step. After each wait the ROM logs the new
 ; buttons, LY, DIV, the timer and STAT counts (idle.inc), moves the sprite, and every eighth
@@ -30,11 +34,13 @@ JOY_LAST = 0xFF9A           ; buttons held at the last poll
 JOY_NEW  = 0xFF9B           ; newly pressed at the last poll
 FRAMEC   = 0xFF9C           ; VBlank count
 SCOUNT   = 0xFF9D           ; STAT (LY=LYC) interrupts handled
+ARROW_T  = 0xFF9E           ; wait 3's blink timer
 DMA_HRAM = 0xFFA0           ; the OAM DMA routine, copied here
 W_TAG    = 0xC020           ; bank 2's tag, rewritten by every poll
 W_CURSOR = 0xC021
 W_SEEN   = 0xC022           ; FRAMEC as wait 2 saw it
 W_BLINK  = 0xC023           ; wait 1's counter
+W_ARROW  = 0xC024           ; wait 3's arrow (0 or 1)
 SHADOW_OAM = 0xC200         ; copied to OAM by DMA every VBlank
 
 isr_serial = isr_none
@@ -90,9 +96,9 @@ loop:
 	ldh a,(FRAMEC&0xFF)
 	ld c,a                  ; the frame the wait starts in
 	ldh a,(ROUND&0xFF)
-3$:	cp #3
+3$:	cp #4
 	jr c,4$
-	sub #3
+	sub #4
 	jr 3$
 4$:	call run_wait
 	ldh a,(JOY_NEW&0xFF)
@@ -130,7 +136,7 @@ run_wait:
 	ld hl,#waits
 	jp jump_table
 waits:
-	.dw wait_fixed, wait_blink, wait_seen
+	.dw wait_fixed, wait_blink, wait_seen, wait_arrow
 
 ; wait_fixed: until a new press or 8 frames.
 wait_fixed:
@@ -176,6 +182,32 @@ wait_seen:
 	ldh a,(JOY_NEW&0xFF)
 	and a
 	jr z,1$
+	ret
+
+; wait_arrow: until a new press or 6 frames, blinking a text box's arrow.
+wait_arrow:
+1$:	call arrow_blink
+	call poll               ; (pushes the flags arrow_blink left)
+	ldh a,(JOY_NEW&0xFF)
+	and a
+	ret nz
+	ldh a,(FRAMEC&0xFF)
+	sub c
+	cp #6
+	jr c,1$
+	ret
+
+; arrow_blink: count the blink timer down; when it runs out, reload it and toggle the arrow.
+arrow_blink:
+	ldh a,(ARROW_T&0xFF)
+	dec a
+	ldh (ARROW_T&0xFF),a
+	ret nz
+	ld a,#90
+	ldh (ARROW_T&0xFF),a
+	ld a,(W_ARROW)
+	xor #1
+	ld (W_ARROW),a
 	ret
 
 ; poll: read_input with bank 2 mapped, the caller's bank mapped back (a "homecall").

@@ -118,8 +118,12 @@ fn main() {
     println!("sm83 instructions {}", gb.instructions());
     let w = gb.wait_loop_stats;
     println!(
-        "skipped: idle loops {}, busy loops {} ({} skips, {} proofs)",
-        w.idle_skipped_instructions, w.busy_skipped_instructions, w.busy_skips, w.busy_proofs
+        "skipped: idle loops {}, busy loops {} ({} skips, {} of counter loops, {} proofs)",
+        w.idle_skipped_instructions,
+        w.busy_skipped_instructions,
+        w.busy_skips,
+        w.busy_counter_skips,
+        w.busy_proofs
     );
     println!(
         "{frames} frames in {dt:.3} s: {:.0} frames/s, {:.1} M instructions/s",

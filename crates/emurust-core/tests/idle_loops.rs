@@ -168,8 +168,10 @@ fn ly_busy_wait() {
 #[test]
 fn menu_busy_wait() {
     // The busy-loop fast-forward (DMG hardware only): the fixed-point wait skipped across
-    // turns, the blink counter's never, the frame-counter copy's once settled after a VBlank;
-    // not past the LCD's next step in the rounds with the STAT interrupt on (half of them).
+    // turns, the blink counter's never (its flags are pushed while they hold what its DEC
+    // (HL) set: not followed), the frame-counter copy's once settled after a VBlank, the text
+    // box's arrow as a counter loop up to its timer's run-out; not past the LCD's next step in
+    // the rounds with the STAT interrupt on (half of them).
     let n = frames(300);
     for cgb in [false, true] {
         let options = Options {
@@ -186,6 +188,44 @@ fn menu_busy_wait() {
                 "{what}: the busy-loop fast-forward did not run: {s:?}"
             );
         }
+    }
+}
+
+/// The counter loop (`counter_loop`) of idle_menu's text-box wait, with no button pressed (a
+/// press ends the wait): skipped, and the same machine every frame as with the fast-forwards
+/// off (screens, state, instruction counts), sound off and on.
+#[test]
+fn text_box_counter_loop() {
+    let rom = our_rom("idle_menu");
+    for emulated in [false, true] {
+        let options = Options {
+            cgb: Some(false),
+            sound: SoundOptions {
+                emulated,
+                ..SoundOptions::default()
+            },
+        };
+        let mut on = common::machine(&rom, None, options);
+        let mut off = common::machine(&rom, None, options);
+        off.idle_loop_fast_forward = false;
+        for frame in 0..frames(600) {
+            for gb in [&mut on, &mut off] {
+                gb.run_frame(frame % 3 == 0, emulated);
+            }
+            let at = format!("sound {emulated} frame {frame}");
+            assert_eq!(on.instructions(), off.instructions(), "{at}");
+            assert_eq!(on.bus.apu.samples(), off.bus.apu.samples(), "{at}");
+            assert!(
+                on.bus.lcd.screen_rgba() == off.bus.lcd.screen_rgba(),
+                "{at}"
+            );
+            common::assert_same_state(&at, &on, &off);
+        }
+        let s = on.wait_loop_stats;
+        assert!(
+            s.busy_counter_skips > 0,
+            "sound {emulated}: no counter loop skipped: {s:?}"
+        );
     }
 }
 

@@ -201,6 +201,7 @@ impl PyGameBoy {
             ("busy_loops", s.busy_loops),
             ("busy_skips", s.busy_skips),
             ("busy_skipped_instructions", s.busy_skipped_instructions),
+            ("busy_counter_skips", s.busy_counter_skips),
         ] {
             d.set_item(k, v)?;
         }

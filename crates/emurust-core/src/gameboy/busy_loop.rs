@@ -20,11 +20,19 @@
 //!   only at a turn's start after it became pending.
 //!
 //! The proof: when the PC is among the last [`MAX_BUSY_LEN`] traced instructions (a loop, and
-//! not one remembered as failing), one iteration from the PC is simulated on a copy of the CPU through [`ShadowBus`], which reads
-//! the real ROM, work RAM, HRAM, IE and joypad, keeps writes to work RAM and HRAM in an overlay,
+//! not one remembered as failing), one iteration from the PC is simulated on a copy of the
+//! CPU through [`ShadowBus`], which reads the real ROM, work RAM, HRAM, IE and joypad, keeps writes to work RAM and HRAM in an overlay,
 //! makes ROM bank writes on the real cartridge (put back afterwards) and refuses every other
 //! access. The iteration may be skipped only if it comes back to the PC with the same
 //! registers, IME, banks and memory, without EI, DI, RETI, HALT or STOP. DMG only, code in ROM.
+//!
+//! Counter loops (`counter_loop`): an iteration that comes back with one byte moved by one
+//! (a text box's blink timer) and every other byte as it was is simulated a second time,
+//! following what derives from that counter; it may be skipped for as many iterations as its
+//! branches on the counter keep their outcome, and the skip writes the counter (and the stack
+//! bytes where it pushed flags derived from it) as the last skipped iteration left them. A
+//! proof that fails only because it started between such a push and its pop is tried again a
+//! third of an iteration on.
 //!
 //! The skip: whole iterations that end before the nearest of the LCD's next interrupt that IE
 //! enables (or the frame's end), the timer's, the APU's and the serial port's next events; the
@@ -32,11 +40,13 @@
 //! them, and the LCD's transitions in between run at their dots. The turn that follows starts
 //! at the skip's end, in the loop's head, as after any instruction.
 
+use super::counter_loop::{CounterTrack, Effects, MAX_DERIVED_SLOTS};
 use super::{GameBoy, SystemBus, PC_TRACE_LEN};
 use crate::cpu::{Bus, Step};
 
-/// The longest loop skipped (instructions); a period must fit in the PC trace.
-pub(super) const MAX_BUSY_LEN: usize = 120;
+/// The longest loop skipped (instructions; Pokemon Red's text boxes wait in one of about 150);
+/// a period must fit in the PC trace.
+pub(super) const MAX_BUSY_LEN: usize = 250;
 const _: () = assert!(MAX_BUSY_LEN < PC_TRACE_LEN);
 
 /// The most distinct work RAM and HRAM addresses an iteration may write.
@@ -72,7 +82,28 @@ pub(super) struct BusyLoop {
     next_rejected: usize,
     /// Looks left at [`EAGER_LOOK_INTERVAL`].
     eager_looks: u8,
+    /// For a counter loop (`counter_loop`): its counter and what derives from it, and how many
+    /// iterations from the PC take the proved one's path.
+    counter: Option<(CounterTrack, u64)>,
+    /// Looks at another point of a counter loop whose proof failed only for where it started
+    /// ([`Proof::ElsewhereInLoop`]), and the cycles to the next.
+    phase_retries: u8,
+    retry_in: Option<u64>,
 }
+
+/// What a proof found.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Proof {
+    Proved,
+    Refused,
+    /// A counter loop, not provable from the PC: the iteration from here reads a value the
+    /// last one derived from the counter (between a `PUSH AF` and its `POP AF`), or ends with
+    /// one in a register. Another point of the loop may do.
+    ElsewhereInLoop,
+}
+
+/// Counter-loop proofs tried at other points of the loop before it is rejected.
+const PHASE_RETRIES: u8 = 3;
 
 impl Default for BusyLoop {
     fn default() -> Self {
@@ -83,6 +114,9 @@ impl Default for BusyLoop {
             rejected: [(u32::MAX, 0); REJECTED_SLOTS],
             next_rejected: 0,
             eager_looks: 0,
+            counter: None,
+            phase_retries: 0,
+            retry_in: None,
         }
     }
 }
@@ -97,9 +131,96 @@ struct ShadowBus<'a> {
     /// Work RAM and HRAM as the iteration left them: address and value.
     overlay: [(u16, u8); MAX_OVERLAY],
     overlay_len: usize,
+    /// A counter loop's proof (`counter_loop`): the counter's address and the stack bytes
+    /// holding a derived F, and the accesses to them by the current instruction.
+    counter: Option<u16>,
+    watched: [u16; MAX_DERIVED_SLOTS],
+    watched_len: usize,
+    counter_read: bool,
+    counter_written: bool,
+    slots_read: u8,
+    slots_written: u8,
+    /// Work RAM and HRAM bytes read before the iteration wrote them (counter loops only: a
+    /// stack byte holding a derived F must not be one).
+    first_reads: [u16; MAX_FIRST_READS],
+    first_reads_len: usize,
 }
 
-impl ShadowBus<'_> {
+/// The most bytes a counter loop's iteration may read before writing them.
+const MAX_FIRST_READS: usize = 48;
+
+impl<'a> ShadowBus<'a> {
+    fn new(bus: &'a mut SystemBus, counter: Option<u16>) -> Self {
+        ShadowBus {
+            bus,
+            cycles: 0,
+            opcode: 0,
+            ok: true,
+            overlay: [(0, 0); MAX_OVERLAY],
+            overlay_len: 0,
+            counter,
+            watched: [0; MAX_DERIVED_SLOTS],
+            watched_len: 0,
+            counter_read: false,
+            counter_written: false,
+            slots_read: 0,
+            slots_written: 0,
+            first_reads: [0; MAX_FIRST_READS],
+            first_reads_len: 0,
+        }
+    }
+
+    /// A counter loop's proof: note a read of `addr` if the iteration has not written it.
+    #[inline(never)]
+    fn note_first_read(&mut self, addr: u16) {
+        if self.overlay[..self.overlay_len]
+            .iter()
+            .any(|&(a, _)| a == addr)
+            || self.read_first(addr)
+        {
+            return;
+        }
+        if self.first_reads_len == MAX_FIRST_READS {
+            self.ok = false;
+        } else {
+            self.first_reads[self.first_reads_len] = addr;
+            self.first_reads_len += 1;
+        }
+    }
+
+    /// Whether the iteration read `addr` before writing it.
+    fn read_first(&self, addr: u16) -> bool {
+        self.first_reads[..self.first_reads_len].contains(&addr)
+    }
+
+    /// Note an access to the counter or a watched stack byte (a counter loop's proof).
+    #[inline(always)]
+    fn watch(&mut self, addr: u16, write: bool) {
+        if self.counter.is_some() {
+            self.watch_counter(addr, write);
+        }
+    }
+
+    #[inline(never)]
+    fn watch_counter(&mut self, addr: u16, write: bool) {
+        if self.counter == Some(addr) {
+            if write {
+                self.counter_written = true;
+            } else {
+                self.counter_read = true;
+            }
+        }
+        for (i, &w) in self.watched[..self.watched_len].iter().enumerate() {
+            if w == addr {
+                if write {
+                    self.slots_written |= 1 << i;
+                } else {
+                    self.slots_read |= 1 << i;
+                }
+            }
+        }
+    }
+
     /// Work RAM or HRAM as the iteration left it so far.
     fn ram(&self, addr: u16) -> u8 {
         match self.overlay[..self.overlay_len]
@@ -113,6 +234,7 @@ impl ShadowBus<'_> {
 }
 
 impl Bus for ShadowBus<'_> {
+    #[inline(always)]
     fn fetch(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
         if addr < 0x8000 {
@@ -123,12 +245,19 @@ impl Bus for ShadowBus<'_> {
         }
     }
 
+    #[inline(always)]
     fn read(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
+        self.watch(addr, false);
         match addr {
             // (No boot ROM mapped: see `busy_skip_allowed`.)
             0x0000..=0x7FFF | 0xFF00 | 0xFFFF => self.bus.peek(addr),
-            0xC000..=0xDFFF | 0xFF80..=0xFFFE => self.ram(addr),
+            0xC000..=0xDFFF | 0xFF80..=0xFFFE => {
+                if self.counter.is_some() {
+                    self.note_first_read(addr);
+                }
+                self.ram(addr)
+            }
             _ => {
                 self.ok = false;
                 0xFF
@@ -136,8 +265,10 @@ impl Bus for ShadowBus<'_> {
         }
     }
 
+    #[inline(always)]
     fn write(&mut self, addr: u16, value: u8) {
         self.cycles += 4;
+        self.watch(addr, true);
         match addr {
             0xC000..=0xDFFF | 0xFF80..=0xFFFE => {
                 let n = self.overlay_len;
@@ -184,6 +315,9 @@ impl Bus for ShadowBus<'_> {
 impl GameBoy {
     /// Cycles to the next look for an idle or busy loop (see [`EAGER_LOOK_INTERVAL`]).
     pub(super) fn busy_look_interval(&mut self) -> u64 {
+        if let Some(cycles) = self.busy.retry_in.take() {
+            return cycles;
+        }
         if self.busy.eager_looks == 0 {
             return super::idle_loop::IDLE_CHECK_INTERVAL;
         }
@@ -226,7 +360,17 @@ impl GameBoy {
             return false;
         }
         self.wait_loop_stats.busy_proofs += 1;
-        if !self.prove_busy_loop() {
+        let proof = self.prove_busy_loop();
+        if proof == Proof::ElsewhereInLoop && self.busy.phase_retries < PHASE_RETRIES {
+            // A counter loop's proof from here read a derived value left by the last
+            // iteration: looked at again a third of an iteration on.
+            self.busy.phase_retries += 1;
+            self.busy.retry_in = Some((self.busy.ends[self.busy.len - 1] as u64 / 3).max(64));
+            self.busy.len = 0;
+            return false;
+        }
+        self.busy.phase_retries = 0;
+        if proof != Proof::Proved {
             self.busy.len = 0;
             let slot = known.unwrap_or(self.busy.next_rejected);
             self.busy.rejected[slot] = (key, RETRY_AFTER_LOOKS);
@@ -271,21 +415,75 @@ impl GameBoy {
             .find(|&k| self.traced_pc_back(k) == pc)
     }
 
-    /// Simulate one iteration from the PC (see the module docs) into `self.busy`; true if it
-    /// is a fixed point. Changes nothing of the machine.
-    fn prove_busy_loop(&mut self) -> bool {
+    /// Prove the loop at the PC (see the module docs): one iteration simulated into
+    /// `self.busy`; true if it is a fixed point, or a counter loop (`counter_loop`: then
+    /// `self.busy.counter` says how far it may be skipped). Changes nothing of the machine.
+    fn prove_busy_loop(&mut self) -> Proof {
+        self.busy.counter = None;
+        let Some((overlay, len)) = self.simulate_iteration::<false>(None) else {
+            return Proof::Refused;
+        };
+        // A loop that writes no RAM is left to the idle-loop fast-forward (`idle_loop`), which
+        // skips a write-free one within the turn at less cost; this one would take it only
+        // where that one's look came too early to see two periods.
+        if len == 0 {
+            return Proof::Refused;
+        }
+        let mut differing = 0;
+        let mut counter = None;
+        for &(addr, v) in &overlay[..len] {
+            let m = self.bus.peek(addr);
+            if m != v {
+                differing += 1;
+                let delta = v.wrapping_sub(m);
+                if counter.is_none() && (delta == 1 || delta == 0xFF) {
+                    counter = Some((addr, m, delta));
+                }
+            }
+        }
+        if differing == 0 {
+            return Proof::Proved;
+        }
+        let Some((addr, start, delta)) = counter else {
+            return Proof::Refused;
+        };
+        if differing > 1 + MAX_DERIVED_SLOTS {
+            return Proof::Refused;
+        }
+        let mut track = CounterTrack::new(addr, start, delta, self.cpu.r.f);
+        let Some((overlay, len)) = self.simulate_iteration::<true>(Some(&mut track)) else {
+            return Proof::ElsewhereInLoop;
+        };
+        let Some(max) = track.max_iterations() else {
+            return Proof::ElsewhereInLoop;
+        };
+        // Every other byte written is as it was, or a stack byte holding a derived F that
+        // the skip writes.
+        let same = overlay[..len]
+            .iter()
+            .all(|&(a, v)| a == addr || track.watched().any(|w| w == a) || self.bus.peek(a) == v);
+        if !same || max < 2 {
+            return Proof::Refused;
+        }
+        self.busy.counter = Some((track, max));
+        Proof::Proved
+    }
+
+    /// Simulate one iteration from the PC on a copy of the CPU through [`ShadowBus`] into
+    /// `self.busy` (its instructions and their ends), following a counter's derived values
+    /// with `track`. Returns the bytes written (address, value) if it came back to the PC
+    /// with the same registers, IME and banks, without an access or instruction a skipped
+    /// loop may not contain. The banks are put back.
+    fn simulate_iteration<const COUNTER: bool>(
+        &mut self,
+        mut track: Option<&mut CounterTrack>,
+    ) -> Option<([(u16, u8); MAX_OVERLAY], usize)> {
+        debug_assert_eq!(COUNTER, track.is_some());
         let start = self.cpu.r;
         let saved_banks = self.bus.cart.bank_state();
         let mut cpu = self.cpu.clone();
         let plan = &mut self.busy;
-        let mut shadow = ShadowBus {
-            bus: &mut self.bus,
-            cycles: 0,
-            opcode: 0,
-            ok: true,
-            overlay: [(0, 0); MAX_OVERLAY],
-            overlay_len: 0,
-        };
+        let mut shadow = ShadowBus::new(&mut self.bus, track.as_ref().map(|t| t.addr));
         let mut pc = start.pc;
         let mut n = 0;
         let closed = loop {
@@ -293,12 +491,43 @@ impl GameBoy {
                 break false;
             }
             let at = pc;
+            let sp_before = cpu.r.sp;
+            let (op, next) = if let Some(t) = track.as_deref().filter(|_| COUNTER) {
+                shadow.watched_len = 0;
+                for w in t.watched() {
+                    shadow.watched[shadow.watched_len] = w;
+                    shadow.watched_len += 1;
+                }
+                shadow.counter_read = false;
+                shadow.counter_written = false;
+                shadow.slots_read = 0;
+                shadow.slots_written = 0;
+                (shadow.bus.peek(pc), shadow.bus.peek(pc.wrapping_add(1)))
+            } else {
+                (0, 0)
+            };
             // (LD B,B is counted by the CPU as test ROMs' breakpoint: interpreted only.)
             if cpu.step_plain(&mut shadow, &mut pc) != Step::Normal
                 || !shadow.ok
                 || shadow.opcode == 0x40
             {
                 break false;
+            }
+            if let Some(t) = track.as_deref_mut().filter(|_| COUNTER) {
+                let effects = Effects {
+                    op,
+                    next,
+                    f: cpu.r.f,
+                    sp_before,
+                    sp_after: cpu.r.sp,
+                    counter_read: shadow.counter_read,
+                    counter_written: shadow.counter_written,
+                    slots_read: shadow.slots_read,
+                    slots_written: shadow.slots_written,
+                };
+                if !t.step(&effects) || t.watched().any(|w| shadow.read_first(w)) {
+                    break false;
+                }
             }
             plan.pcs[n] = at;
             plan.ends[n] = shadow.cycles as u16;
@@ -309,16 +538,10 @@ impl GameBoy {
             }
         };
         plan.len = n;
-        // A loop that writes no RAM is left to the idle-loop fast-forward (`idle_loop`), which
-        // skips a write-free one within the turn at less cost; this one would take it only
-        // where that one's look came too early to see two periods.
-        let writes = shadow.overlay_len > 0;
         let banks_back = shadow.bus.cart.bank_state() == saved_banks;
-        let memory_back = shadow.overlay[..shadow.overlay_len]
-            .iter()
-            .all(|&(addr, v)| shadow.bus.peek(addr) == v);
+        let (overlay, len) = (shadow.overlay, shadow.overlay_len);
         self.bus.cart.set_bank_state(saved_banks);
-        closed && writes && banks_back && memory_back && cpu.ime == self.cpu.ime
+        (closed && banks_back && cpu.ime == self.cpu.ime).then_some((overlay, len))
     }
 
     /// The cycle before which an iteration of a proved loop may end to be skipped: the LCD's
@@ -336,7 +559,10 @@ impl GameBoy {
         let len = self.busy.len;
         let cycles = self.busy.ends[len - 1] as u64;
         let now = self.bus.cycles;
-        let iterations = limit.saturating_sub(now + 1) / cycles;
+        let mut iterations = limit.saturating_sub(now + 1) / cycles;
+        if let Some((_, max)) = &self.busy.counter {
+            iterations = iterations.min(*max);
+        }
         if iterations == 0 {
             return false;
         }
@@ -361,6 +587,17 @@ impl GameBoy {
             iteration_start - cycles
         };
         self.busy.eager_looks = EAGER_LOOKS;
+        if let Some((track, _)) = self.busy.counter.take() {
+            // The counter as the last skipped iteration left it, and the stack bytes holding
+            // the F it derived.
+            let counter = track.counter_after(iterations);
+            for (addr, v) in
+                std::iter::once((track.addr, counter)).chain(track.slot_values(iterations))
+            {
+                self.bus.set_ram(addr, v);
+            }
+            self.wait_loop_stats.busy_counter_skips += 1;
+        }
         let stats = &mut self.wait_loop_stats;
         stats.busy_skips += 1;
         stats.busy_skipped_instructions += skipped;

@@ -84,6 +84,8 @@ pub struct WaitLoopStats {
     pub busy_skips: u64,
     /// Instructions skipped by busy-loop fast-forwards.
     pub busy_skipped_instructions: u64,
+    /// Of the busy-loop fast-forwards, the ones in counter loops (`counter_loop`).
+    pub busy_counter_skips: u64,
 }
 
 /// What the decoding of a loop in ROM found, by ROM bank and lowest address (ROM code
