@@ -98,7 +98,8 @@ enum Proof {
     Refused,
     /// A counter loop, not provable from the PC: the iteration from here reads a value the
     /// last one derived from the counter (between a `PUSH AF` and its `POP AF`), or ends with
-    /// one in a register. Another point of the loop may do.
+    /// one in a register, or the counter takes the other path within two iterations. Another
+    /// point of the loop, a little later, may do.
     ElsewhereInLoop,
 }
 
@@ -462,8 +463,13 @@ impl GameBoy {
         let same = overlay[..len]
             .iter()
             .all(|&(a, v)| a == addr || track.watched().any(|w| w == a) || self.bus.peek(a) == v);
-        if !same || max < 2 {
+        if !same {
             return Proof::Refused;
+        }
+        if max < 2 {
+            // The counter is about to take the other path (a timer's run-out and reload):
+            // the iterations after it can be proved again.
+            return Proof::ElsewhereInLoop;
         }
         self.busy.counter = Some((track, max));
         Proof::Proved
