@@ -229,6 +229,184 @@ fn text_box_counter_loop() {
     }
 }
 
+/// A 32 KiB cartridge: VBlank interrupt on (its handler a RETI), HL = C100, then `program` at
+/// 0x158 (addresses in it are absolute).
+fn loop_rom(program: &[u8]) -> Arc<[u8]> {
+    let mut rom = vec![0u8; 0x8000];
+    rom[0x40] = 0xD9;
+    rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+    // LD A,1 ; LDH (FF),A ; EI ; LD HL,C100
+    rom[0x150..0x158].copy_from_slice(&[0x3E, 0x01, 0xE0, 0xFF, 0xFB, 0x21, 0x00, 0xC1]);
+    rom[0x158..0x158 + program.len()].copy_from_slice(program);
+    rom[0x14D] = rom[0x134..0x14D]
+        .iter()
+        .fold(0u8, |x, &b| x.wrapping_sub(b).wrapping_sub(1));
+    rom.into()
+}
+
+/// Counter loops the proof must refuse or may skip, run with the fast-forwards on and off and
+/// compared every frame; the proof's second pass can stop at any instruction (the first one
+/// included) depending on where a look lands.
+#[test]
+fn counter_loop_proofs() {
+    // The counter read by CP (HL) (not followed): never skipped.
+    let refused = [
+        0xBE, 0x35, 0xFA, 0x01, 0xC1, 0xEA, 0x01, 0xC1, 0xA7, 0x18, 0xF5,
+    ];
+    // DEC (HL) ; JR NZ,+2 ; LD (HL),50 ; a variable rewritten ; AND A ; JR back.
+    let dec_memory = [
+        0x35, 0x20, 0x02, 0x36, 0x50, 0xFA, 0x01, 0xC1, 0xEA, 0x01, 0xC1, 0xA7, 0x18, 0xF2,
+    ];
+    // Pokemon Red's arrow: CALL a routine that loads an HRAM timer, DEC A, stores it, RET NZ
+    // (reload when it runs out); CALL one that pushes the flags it left and pops them back.
+    let mut arrow = vec![
+        0xCD, 0x70, 0x01, 0xCD, 0x80, 0x01, 0xFA, 0x01, 0xC1, 0xEA, 0x01, 0xC1, 0xA7, 0x18, 0xF1,
+    ];
+    arrow.resize(0x18, 0);
+    arrow.extend_from_slice(&[
+        0xF0, 0x80, 0x3D, 0xE0, 0x80, 0xC0, 0x3E, 0x40, 0xE0, 0x80, 0xC9,
+    ]);
+    arrow.resize(0x28, 0);
+    arrow.extend_from_slice(&[0xFA, 0x02, 0xC1, 0xF5, 0xFA, 0x02, 0xC1, 0xF1, 0xC9]);
+    for (name, program, skips) in [
+        ("refused", &refused[..], false),
+        ("dec_memory", &dec_memory[..], true),
+        ("arrow", &arrow[..], true),
+    ] {
+        let rom = loop_rom(program);
+        let options = Options {
+            cgb: Some(false),
+            sound: SoundOptions {
+                emulated: false,
+                ..SoundOptions::default()
+            },
+        };
+        let mut on = common::machine(&rom, None, options);
+        let mut off = common::machine(&rom, None, options);
+        off.idle_loop_fast_forward = false;
+        for frame in 0..frames(300) {
+            on.run_frame(false, false);
+            off.run_frame(false, false);
+            let at = format!("{name} frame {frame}");
+            assert_eq!(on.instructions(), off.instructions(), "{at}");
+            common::assert_same_state(&at, &on, &off);
+        }
+        let s = on.wait_loop_stats;
+        assert_eq!(s.busy_counter_skips > 0, skips, "{name}: {s:?}");
+    }
+}
+
+/// Random counter loops (a differential test of the counter-loop proof): loop bodies drawn
+/// from instructions that load, count, test, branch on, push, pop, copy and compute with an
+/// HRAM and a work RAM counter, and a routine that counts one down as Pokemon Red's arrow
+/// does; each run with the fast-forwards on and off, the same machine every frame.
+#[test]
+fn random_counter_loops() {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    // Items: instructions (or a branch with the item it skips, or PUSH AF ... POP AF).
+    const SIMPLE: &[&[u8]] = &[
+        &[0xF0, 0x80],                         // LDH A,(80)
+        &[0xE0, 0x80],                         // LDH (80),A
+        &[0x3D],                               // DEC A
+        &[0x3C],                               // INC A
+        &[0x35],                               // DEC (HL)
+        &[0x34],                               // INC (HL)
+        &[0xA7],                               // AND A
+        &[0xB7],                               // OR A
+        &[0xFE, 0x03],                         // CP 3
+        &[0xFE, 0xFE],                         // CP FE
+        &[0xAF],                               // XOR A
+        &[0x47],                               // LD B,A
+        &[0x78],                               // LD A,B
+        &[0x3E, 0x07],                         // LD A,7
+        &[0xC6, 0x01],                         // ADD A,1
+        &[0xCE, 0x00],                         // ADC A,0
+        &[0x17],                               // RLA
+        &[0x27],                               // DAA
+        &[0x37],                               // SCF
+        &[0x3F],                               // CCF
+        &[0x2F],                               // CPL
+        &[0x7E],                               // LD A,(HL)
+        &[0x77],                               // LD (HL),A
+        &[0xBE],                               // CP (HL)
+        &[0xCD, 0x00, 0x03],                   // CALL the arrow routine
+        &[0xFA, 0x01, 0xC1, 0xEA, 0x01, 0xC1], // a variable rewritten
+    ];
+    const BRANCHES: &[u8] = &[0x20, 0x28, 0x30, 0x38];
+    let options = Options {
+        cgb: Some(false),
+        sound: SoundOptions {
+            emulated: false,
+            ..SoundOptions::default()
+        },
+    };
+    let (mut proofs, mut counter_skips) = (0, 0);
+    for program in 0..if cfg!(debug_assertions) { 40 } else { 300 } {
+        let mut body: Vec<u8> = Vec::new();
+        let mut pushed = false;
+        for _ in 0..4 + next(14) {
+            let item = SIMPLE[next(SIMPLE.len() as u64) as usize];
+            match next(8) {
+                0 => {
+                    body.extend_from_slice(&[BRANCHES[next(4) as usize], item.len() as u8]);
+                    body.extend_from_slice(item);
+                }
+                1 if !pushed => {
+                    body.push(0xF5);
+                    pushed = true;
+                }
+                1 => {
+                    body.push(0xF1);
+                    pushed = false;
+                }
+                _ => body.extend_from_slice(item),
+            }
+        }
+        if pushed {
+            body.push(0xF1);
+        }
+        // A variable rewritten (a write every iteration), then A and (half the time) the
+        // flags made constant; back to the start.
+        body.extend_from_slice(&[0xFA, 0x01, 0xC1, 0xEA, 0x01, 0xC1]);
+        if next(2) == 0 {
+            body.push(0xA7);
+        }
+        body.push(0x18);
+        let back = -(body.len() as i32 + 1);
+        body.push(back as i8 as u8);
+        let mut full = body.clone();
+        full.resize(0x300 - 0x158, 0);
+        // The arrow routine at 0x300.
+        full.extend_from_slice(&[
+            0xF0, 0x80, 0x3D, 0xE0, 0x80, 0xC0, 0x3E, 0x30, 0xE0, 0x80, 0xC9,
+        ]);
+        let rom = loop_rom(&full);
+        let mut on = common::machine(&rom, None, options);
+        let mut off = common::machine(&rom, None, options);
+        off.idle_loop_fast_forward = false;
+        for frame in 0..frames(40) {
+            on.run_frame(false, false);
+            off.run_frame(false, false);
+            let at = format!("program {program} {body:02X?} frame {frame}");
+            assert_eq!(on.instructions(), off.instructions(), "{at}");
+            common::assert_same_state(&at, &on, &off);
+        }
+        proofs += on.wait_loop_stats.busy_proofs;
+        counter_skips += on.wait_loop_stats.busy_counter_skips;
+    }
+    // The programs do give the proof work, and some are counter loops it skips.
+    assert!(
+        proofs > 100 && counter_skips > 10,
+        "{proofs} proofs, {counter_skips} counter skips"
+    );
+}
+
 #[test]
 fn other_roms_unchanged_by_the_idle_loop_fast_forward() {
     for name in [

@@ -89,6 +89,8 @@ pub(super) struct BusyLoop {
     /// ([`Proof::ElsewhereInLoop`]), and the cycles to the next.
     phase_retries: u8,
     retry_in: Option<u64>,
+    /// The cycles of the last iteration simulated whole (the first pass of the last proof).
+    period_cycles: u64,
 }
 
 /// What a proof found.
@@ -118,6 +120,7 @@ impl Default for BusyLoop {
             counter: None,
             phase_retries: 0,
             retry_in: None,
+            period_cycles: 0,
         }
     }
 }
@@ -366,7 +369,7 @@ impl GameBoy {
             // A counter loop's proof from here read a derived value left by the last
             // iteration: looked at again a third of an iteration on.
             self.busy.phase_retries += 1;
-            self.busy.retry_in = Some((self.busy.ends[self.busy.len - 1] as u64 / 3).max(64));
+            self.busy.retry_in = Some((self.busy.period_cycles / 3).max(64));
             self.busy.len = 0;
             return false;
         }
@@ -430,6 +433,8 @@ impl GameBoy {
         if len == 0 {
             return Proof::Refused;
         }
+        // (The second pass below may stop early: the retry's interval comes from this one.)
+        self.busy.period_cycles = self.busy.ends[self.busy.len - 1] as u64;
         let mut differing = 0;
         let mut counter = None;
         for &(addr, v) in &overlay[..len] {
