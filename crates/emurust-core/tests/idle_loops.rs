@@ -168,8 +168,8 @@ fn ly_busy_wait() {
 #[test]
 fn menu_busy_wait() {
     // The busy-loop fast-forward (DMG hardware only): the fixed-point wait skipped across
-    // turns, the blink counter's never (its flags are pushed while they hold what its DEC
-    // (HL) set: not followed), the frame-counter copy's once settled after a VBlank, the text
+    // turns, the blink counter's seldom (a counter loop, provable only from two of its
+    // instructions), the frame-counter copy's once settled after a VBlank, the text
     // box's arrow as a counter loop up to its timer's run-out; not past the LCD's next step in
     // the rounds with the STAT interrupt on (half of them).
     let n = frames(300);
