@@ -213,6 +213,15 @@ pub struct SystemBus {
     bail: u8,
 }
 
+/// Whether `opcode` (as [`SystemBus::opcode`] holds it) is a store whose write is its last
+/// M-cycle: the instruction ends with the write (a bank switch's turn end can then be light).
+const fn store_ends_with_write(opcode: u16) -> bool {
+    matches!(
+        opcode,
+        0x02 | 0x12 | 0x22 | 0x32 | 0x36 | 0x70..=0x75 | 0x77 | 0xEA
+    )
+}
+
 /// See [`SystemBus::bail`].
 const BAIL_END: u8 = 1;
 const BAIL_POLL: u8 = 2;
@@ -430,12 +439,10 @@ impl SystemBus {
         };
         self.cart.write_rom_area(addr, value, now);
         self.refresh_rom_window();
-        // Stores whose write is their last M-cycle: the instruction ends at `cycles`.
-        let ends_now = matches!(
-            self.opcode,
-            0x02 | 0x12 | 0x22 | 0x32 | 0x36 | 0x70..=0x75 | 0x77 | 0xEA
-        );
-        if !(ends_now && self.pending_interrupts() == 0 && self.light_turn_end_devices(self.cycles))
+        // The instruction ends at `cycles` when its write is its last M-cycle.
+        if !(store_ends_with_write(self.opcode)
+            && self.pending_interrupts() == 0
+            && self.light_turn_end_devices(self.cycles))
         {
             self.bail |= BAIL_END;
         }

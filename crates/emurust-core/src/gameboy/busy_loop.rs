@@ -331,12 +331,7 @@ impl Bus for ShadowBus<'_> {
             }
             // A bank switch by a store whose write is its last M-cycle: its turn end is then
             // light (`SystemBus::write_mbc_from_cpu`), and the slice goes on.
-            0x2000..=0x3FFF
-                if matches!(
-                    self.opcode,
-                    0x02 | 0x12 | 0x22 | 0x32 | 0x36 | 0x70..=0x75 | 0x77 | 0xEA
-                ) =>
-            {
+            0x2000..=0x3FFF if super::store_ends_with_write(self.opcode) => {
                 self.bus.cart.write_rom_bank_register(addr, value);
                 self.bus.refresh_rom_window();
             }
