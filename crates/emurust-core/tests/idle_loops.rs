@@ -191,40 +191,51 @@ fn menu_busy_wait() {
     }
 }
 
+/// Run `rom` on DMG hardware for `frames` frames, no button pressed, with the fast-forwards on
+/// and with the idle-loop fast-forward off (sound emulated and sampled if `sound`; every third
+/// frame drawn), comparing instruction counts, samples, screens where drawn and save states
+/// every frame; returns the stats of the run with them on.
+fn on_and_off(what: &str, rom: &Arc<[u8]>, frames: u32, sound: bool) -> WaitLoopStats {
+    let options = Options {
+        cgb: Some(false),
+        sound: SoundOptions {
+            emulated: sound,
+            ..SoundOptions::default()
+        },
+    };
+    let mut on = common::machine(rom, None, options);
+    let mut off = common::machine(rom, None, options);
+    off.idle_loop_fast_forward = false;
+    for frame in 0..frames {
+        let render = frame % 3 == 0;
+        for gb in [&mut on, &mut off] {
+            gb.run_frame(render, sound);
+        }
+        let at = format!("{what} frame {frame}");
+        assert_eq!(on.instructions(), off.instructions(), "{at}");
+        assert_eq!(on.bus.apu.samples(), off.bus.apu.samples(), "{at}");
+        if render {
+            assert!(
+                on.bus.lcd.screen_rgba() == off.bus.lcd.screen_rgba(),
+                "{at}"
+            );
+        }
+        common::assert_same_state(&at, &on, &off);
+    }
+    on.wait_loop_stats
+}
+
 /// The counter loop (`counter_loop`) of idle_menu's text-box wait, with no button pressed (a
 /// press ends the wait): skipped, and the same machine every frame as with the fast-forwards
 /// off (screens, state, instruction counts), sound off and on.
 #[test]
 fn text_box_counter_loop() {
     let rom = our_rom("idle_menu");
-    for emulated in [false, true] {
-        let options = Options {
-            cgb: Some(false),
-            sound: SoundOptions {
-                emulated,
-                ..SoundOptions::default()
-            },
-        };
-        let mut on = common::machine(&rom, None, options);
-        let mut off = common::machine(&rom, None, options);
-        off.idle_loop_fast_forward = false;
-        for frame in 0..frames(600) {
-            for gb in [&mut on, &mut off] {
-                gb.run_frame(frame % 3 == 0, emulated);
-            }
-            let at = format!("sound {emulated} frame {frame}");
-            assert_eq!(on.instructions(), off.instructions(), "{at}");
-            assert_eq!(on.bus.apu.samples(), off.bus.apu.samples(), "{at}");
-            assert!(
-                on.bus.lcd.screen_rgba() == off.bus.lcd.screen_rgba(),
-                "{at}"
-            );
-            common::assert_same_state(&at, &on, &off);
-        }
-        let s = on.wait_loop_stats;
+    for sound in [false, true] {
+        let s = on_and_off(&format!("sound {sound}"), &rom, frames(600), sound);
         assert!(
             s.busy_counter_skips > 0,
-            "sound {emulated}: no counter loop skipped: {s:?}"
+            "sound {sound}: no counter loop skipped: {s:?}"
         );
     }
 }
@@ -273,25 +284,7 @@ fn counter_loop_proofs() {
         ("dec_memory", &dec_memory[..], true),
         ("arrow", &arrow[..], true),
     ] {
-        let rom = loop_rom(program);
-        let options = Options {
-            cgb: Some(false),
-            sound: SoundOptions {
-                emulated: false,
-                ..SoundOptions::default()
-            },
-        };
-        let mut on = common::machine(&rom, None, options);
-        let mut off = common::machine(&rom, None, options);
-        off.idle_loop_fast_forward = false;
-        for frame in 0..frames(300) {
-            on.run_frame(false, false);
-            off.run_frame(false, false);
-            let at = format!("{name} frame {frame}");
-            assert_eq!(on.instructions(), off.instructions(), "{at}");
-            common::assert_same_state(&at, &on, &off);
-        }
-        let s = on.wait_loop_stats;
+        let s = on_and_off(name, &loop_rom(program), frames(300), false);
         assert_eq!(s.busy_counter_skips > 0, skips, "{name}: {s:?}");
     }
 }
@@ -339,13 +332,6 @@ fn random_counter_loops() {
         &[0xFA, 0x01, 0xC1, 0xEA, 0x01, 0xC1], // a variable rewritten
     ];
     const BRANCHES: &[u8] = &[0x20, 0x28, 0x30, 0x38];
-    let options = Options {
-        cgb: Some(false),
-        sound: SoundOptions {
-            emulated: false,
-            ..SoundOptions::default()
-        },
-    };
     let (mut proofs, mut counter_skips) = (0, 0);
     for program in 0..if cfg!(debug_assertions) { 40 } else { 300 } {
         let mut body: Vec<u8> = Vec::new();
@@ -386,19 +372,10 @@ fn random_counter_loops() {
         full.extend_from_slice(&[
             0xF0, 0x80, 0x3D, 0xE0, 0x80, 0xC0, 0x3E, 0x30, 0xE0, 0x80, 0xC9,
         ]);
-        let rom = loop_rom(&full);
-        let mut on = common::machine(&rom, None, options);
-        let mut off = common::machine(&rom, None, options);
-        off.idle_loop_fast_forward = false;
-        for frame in 0..frames(40) {
-            on.run_frame(false, false);
-            off.run_frame(false, false);
-            let at = format!("program {program} {body:02X?} frame {frame}");
-            assert_eq!(on.instructions(), off.instructions(), "{at}");
-            common::assert_same_state(&at, &on, &off);
-        }
-        proofs += on.wait_loop_stats.busy_proofs;
-        counter_skips += on.wait_loop_stats.busy_counter_skips;
+        let what = format!("program {program} {body:02X?}");
+        let s = on_and_off(&what, &loop_rom(&full), frames(40), false);
+        proofs += s.busy_proofs;
+        counter_skips += s.busy_counter_skips;
     }
     // The programs do give the proof work, and some are counter loops it skips.
     assert!(
