@@ -91,6 +91,10 @@ pub(super) struct BusyLoop {
     retry_in: Option<u64>,
     /// The cycles of the last iteration simulated whole (the first pass of the last proof).
     period_cycles: u64,
+    /// The counter the last counter loop's proof found: the loop's key (see
+    /// [`GameBoy::busy_loop_look`]), the counter's address and its step. The next proof of
+    /// that loop runs the second simulation first (see [`GameBoy::prove_busy_loop`]).
+    last_counter: Option<(u32, u16, u8)>,
     /// [`ShadowBus::map`]'s memory (allocated at the first proof, all zero between proofs).
     map: Vec<u8>,
 }
@@ -105,6 +109,16 @@ enum Proof {
     /// one in a register, or the counter takes the other path within two iterations. Another
     /// point of the loop, a little later, may do.
     ElsewhereInLoop,
+}
+
+/// A counter loop's second simulation run before the first ([`GameBoy::prove_busy_loop`]):
+/// for which counter (address, start, step), and what it found.
+// A local of one proof, never stored: boxing the overlay would allocate in every proof.
+#[allow(clippy::large_enum_variant)]
+enum SecondPass {
+    NotRun,
+    Through((u16, u8, u8), CounterTrack, [(u16, u8); MAX_OVERLAY], usize),
+    Failed((u16, u8, u8)),
 }
 
 /// Counter-loop proofs tried at other points of the loop before it is rejected.
@@ -123,13 +137,17 @@ impl Default for BusyLoop {
             phase_retries: 0,
             retry_in: None,
             period_cycles: 0,
+            last_counter: None,
             map: Vec::new(),
         }
     }
 }
 
 /// The bus of a proof (see the module docs). Its clock counts from the iteration's start.
-struct ShadowBus<'a> {
+/// `COUNTER`: the second simulation of a counter loop (`counter_loop`), which reports the
+/// accesses to the counter and to the watched stack bytes and keeps each instruction's first
+/// two bytes.
+struct ShadowBus<'a, const COUNTER: bool> {
     bus: &'a mut SystemBus,
     cycles: u64,
     opcode: u16,
@@ -154,6 +172,10 @@ struct ShadowBus<'a> {
     /// stack byte holding a derived F must not be one).
     first_reads: [u16; MAX_FIRST_READS],
     first_reads_len: usize,
+    /// The current instruction's first two bytes as fetched (its opcode, and the byte after
+    /// it where it has one): read where the CPU read them, before a bank switch it makes.
+    fetched: [u8; 2],
+    fetched_len: usize,
 }
 
 /// The most bytes a counter loop's iteration may read before writing them.
@@ -175,9 +197,10 @@ fn ram_index(addr: u16) -> usize {
     }
 }
 
-impl<'a> ShadowBus<'a> {
+impl<'a, const COUNTER: bool> ShadowBus<'a, COUNTER> {
     fn new(bus: &'a mut SystemBus, map: &'a mut [u8], counter: Option<u16>) -> Self {
         debug_assert!(map.len() == RAM_SPAN && map.iter().all(|&m| m == 0));
+        debug_assert_eq!(COUNTER, counter.is_some());
         ShadowBus {
             bus,
             cycles: 0,
@@ -195,6 +218,8 @@ impl<'a> ShadowBus<'a> {
             slots_written: 0,
             first_reads: [0; MAX_FIRST_READS],
             first_reads_len: 0,
+            fetched: [0; 2],
+            fetched_len: 0,
         }
     }
 
@@ -241,7 +266,7 @@ impl<'a> ShadowBus<'a> {
     /// Note an access to the counter or a watched stack byte (a counter loop's proof).
     #[inline(always)]
     fn watch(&mut self, addr: u16, write: bool) {
-        if self.counter.is_some() {
+        if COUNTER {
             self.watch_counter(addr, write);
         }
     }
@@ -278,12 +303,17 @@ impl<'a> ShadowBus<'a> {
     }
 }
 
-impl Bus for ShadowBus<'_> {
+impl<const COUNTER: bool> Bus for ShadowBus<'_, COUNTER> {
     #[inline(always)]
     fn fetch(&mut self, addr: u16) -> u8 {
         self.cycles += 4;
         if addr < 0x8000 {
-            self.rom(addr)
+            let v = self.rom(addr);
+            if COUNTER && self.fetched_len < 2 {
+                self.fetched[self.fetched_len] = v;
+                self.fetched_len += 1;
+            }
+            v
         } else {
             self.ok = false;
             0
@@ -299,7 +329,7 @@ impl Bus for ShadowBus<'_> {
             0x0000..=0x7FFF => self.rom(addr),
             0xFF00 | 0xFFFF => self.bus.peek(addr),
             0xC000..=0xDFFF | 0xFF80..=0xFFFE => {
-                if self.counter.is_some() {
+                if COUNTER {
                     self.note_first_read(addr);
                 }
                 self.ram(addr)
@@ -404,7 +434,7 @@ impl GameBoy {
             return false;
         }
         self.wait_loop_stats.busy_proofs += 1;
-        let proof = self.prove_busy_loop();
+        let proof = self.prove_busy_loop(key);
         if proof == Proof::ElsewhereInLoop && self.busy.phase_retries < PHASE_RETRIES {
             // A counter loop's proof from here read a derived value left by the last
             // iteration: looked at again a third of an iteration on.
@@ -462,13 +492,42 @@ impl GameBoy {
             .find(|&k| self.traced_pc_back(k) == pc)
     }
 
-    /// Prove the loop at the PC (see the module docs): one iteration simulated into
-    /// `self.busy`; true if it is a fixed point, or a counter loop (`counter_loop`: then
-    /// `self.busy.counter` says how far it may be skipped). Changes nothing of the machine.
-    fn prove_busy_loop(&mut self) -> Proof {
+    /// Prove the loop at the PC, whose key is `key` (see the module docs): one iteration
+    /// simulated into `self.busy`; true if it is a fixed point, or a counter loop
+    /// (`counter_loop`: then `self.busy.counter` says how far it may be skipped). Changes
+    /// nothing of the machine.
+    ///
+    /// Where the last proof of this loop found a counter, the second simulation runs first,
+    /// for that counter at its value now. What an iteration does does not depend on the
+    /// track (it only watches), so when that simulation goes through, its iteration is the
+    /// first simulation's too: if that finds the same counter, step and start, the second
+    /// simulation the normal order would run is the one already run, and the first is saved.
+    /// Otherwise the normal order follows, without running again a second simulation that
+    /// just failed.
+    fn prove_busy_loop(&mut self, key: u32) -> Proof {
         self.busy.counter = None;
-        let Some((overlay, len)) = self.simulate_iteration::<false>(None) else {
-            return Proof::Refused;
+        let predicted = self
+            .busy
+            .last_counter
+            .filter(|&(k, _, _)| k == key)
+            .map(|(_, addr, delta)| (addr, delta));
+        let mut second = SecondPass::NotRun;
+        if let Some((addr, delta)) = predicted {
+            let start = self.bus.peek(addr);
+            let mut track = CounterTrack::new(addr, start, delta, self.cpu.r.f);
+            second = match self.simulate_iteration::<true>(Some(&mut track)) {
+                Some((overlay, len)) => {
+                    SecondPass::Through((addr, start, delta), track, overlay, len)
+                }
+                None => SecondPass::Failed((addr, start, delta)),
+            };
+        }
+        let (overlay, len) = match &second {
+            SecondPass::Through(_, _, overlay, len) => (*overlay, *len),
+            _ => match self.simulate_iteration::<false>(None) {
+                Some(simulated) => simulated,
+                None => return Proof::Refused,
+            },
         };
         // A loop that writes no RAM is left to the idle-loop fast-forward (`idle_loop`), which
         // skips a write-free one within the turn at less cost; this one would take it only
@@ -499,9 +558,21 @@ impl GameBoy {
         if differing > 1 + MAX_DERIVED_SLOTS {
             return Proof::Refused;
         }
-        let mut track = CounterTrack::new(addr, start, delta, self.cpu.r.f);
-        let Some((overlay, len)) = self.simulate_iteration::<true>(Some(&mut track)) else {
-            return Proof::ElsewhereInLoop;
+        self.busy.last_counter = Some((key, addr, delta));
+        let (track, overlay, len) = match second {
+            SecondPass::Through(ran, track, overlay, len) if ran == (addr, start, delta) => {
+                (track, overlay, len)
+            }
+            SecondPass::Failed(ran) if ran == (addr, start, delta) => {
+                return Proof::ElsewhereInLoop
+            }
+            _ => {
+                let mut track = CounterTrack::new(addr, start, delta, self.cpu.r.f);
+                let Some((overlay, len)) = self.simulate_iteration::<true>(Some(&mut track)) else {
+                    return Proof::ElsewhereInLoop;
+                };
+                (track, overlay, len)
+            }
         };
         let Some(max) = track.max_iterations() else {
             return Proof::ElsewhereInLoop;
@@ -541,7 +612,7 @@ impl GameBoy {
             plan.map = vec![0; RAM_SPAN];
         }
         let mut shadow =
-            ShadowBus::new(&mut self.bus, &mut plan.map, track.as_ref().map(|t| t.addr));
+            ShadowBus::<COUNTER>::new(&mut self.bus, &mut plan.map, track.as_ref().map(|t| t.addr));
         let mut pc = start.pc;
         let mut n = 0;
         let closed = loop {
@@ -550,20 +621,13 @@ impl GameBoy {
             }
             let at = pc;
             let sp_before = cpu.r.sp;
-            let (op, next) = if let Some(t) = track.as_deref().filter(|_| COUNTER) {
-                shadow.watched_len = 0;
-                for w in t.watched() {
-                    shadow.watched[shadow.watched_len] = w;
-                    shadow.watched_len += 1;
-                }
+            if COUNTER {
                 shadow.counter_read = false;
                 shadow.counter_written = false;
                 shadow.slots_read = 0;
                 shadow.slots_written = 0;
-                (shadow.bus.peek(pc), shadow.bus.peek(pc.wrapping_add(1)))
-            } else {
-                (0, 0)
-            };
+                shadow.fetched_len = 0;
+            }
             // (LD B,B is counted by the CPU as test ROMs' breakpoint: interpreted only.)
             if cpu.step_plain(&mut shadow, &mut pc) != Step::Normal
                 || !shadow.ok
@@ -572,19 +636,35 @@ impl GameBoy {
                 break false;
             }
             if let Some(t) = track.as_deref_mut().filter(|_| COUNTER) {
-                let effects = Effects {
-                    op,
-                    next,
-                    f: cpu.r.f,
-                    sp_before,
-                    sp_after: cpu.r.sp,
-                    counter_read: shadow.counter_read,
-                    counter_written: shadow.counter_written,
-                    slots_read: shadow.slots_read,
-                    slots_written: shadow.slots_written,
-                };
-                if !t.step(&effects) || t.watched().any(|w| shadow.read_first(w)) {
-                    break false;
+                let touched = shadow.counter_read
+                    || shadow.counter_written
+                    || (shadow.slots_read | shadow.slots_written) != 0;
+                // With nothing derived live, an instruction that touches neither the counter
+                // nor a watched stack byte leaves the track as it is (`CounterTrack::step`).
+                if touched || !t.quiescent() {
+                    let effects = Effects {
+                        op: shadow.fetched[0],
+                        next: if shadow.fetched_len > 1 {
+                            shadow.fetched[1]
+                        } else {
+                            0
+                        },
+                        f: cpu.r.f,
+                        sp_before,
+                        sp_after: cpu.r.sp,
+                        counter_read: shadow.counter_read,
+                        counter_written: shadow.counter_written,
+                        slots_read: shadow.slots_read,
+                        slots_written: shadow.slots_written,
+                    };
+                    if !t.step(&effects) || t.watched().any(|w| shadow.read_first(w)) {
+                        break false;
+                    }
+                    shadow.watched_len = 0;
+                    for w in t.watched() {
+                        shadow.watched[shadow.watched_len] = w;
+                        shadow.watched_len += 1;
+                    }
                 }
             }
             plan.pcs[n] = at;

@@ -248,6 +248,14 @@ impl CounterTrack {
         }
     }
 
+    /// Nothing derived from the counter is live but its byte: no register, flag or stack
+    /// byte holds such a value. An instruction that then touches neither the counter's byte
+    /// nor a watched stack byte leaves the track as it is: `step` would only note F as its
+    /// base, which every step that derives flags sets anew.
+    pub(super) fn quiescent(&self) -> bool {
+        self.a.is_none() && !self.flags.derived() && self.slots_len == 0
+    }
+
     /// The stack bytes holding a derived F, for the bus to report accesses to.
     pub(super) fn watched(&self) -> impl Iterator<Item = u16> + '_ {
         self.slots[..self.slots_len].iter().map(|&(a, _)| a)
