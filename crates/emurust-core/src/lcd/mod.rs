@@ -953,6 +953,17 @@ impl Lcd {
     /// The skipped lines' records, each as its transitions would have made it.
     #[inline(always)]
     fn record_quiet_lines<const CGB: bool>(&mut self, lines: u64) {
+        let first = self.ly as usize + 1;
+        if !self.render && lines < SCREEN_H as u64 && first + lines as usize <= SCREEN_H {
+            // Nothing drawn: every line's record is the same, and the window is armed if WY
+            // is one of the lines (as the loop below would leave them, in one pass).
+            let last = first + lines as usize - 1;
+            let record = [self.scx, self.scy, self.wx, self.wy, self.lcdc & 0x10];
+            self.line_params[first..=last].fill(record);
+            self.window_armed |= (first..=last).contains(&(self.wy as usize));
+            self.ly = last as u8;
+            return;
+        }
         for _ in 0..lines {
             self.ly += 1;
             self.window_armed |= self.wy == self.ly;
