@@ -111,6 +111,22 @@ enum Proof {
     ElsewhereInLoop,
 }
 
+/// The last index of `x` in `run`: blocks tested whole without a branch per entry (the
+/// compiler vectorises the test), the one holding it searched.
+fn find_last(run: &[u16], x: u16) -> Option<usize> {
+    const BLOCK: usize = 16;
+    let mut end = run.len();
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        let block = &run[start..end];
+        if block.iter().fold(false, |any, &p| any | (p == x)) {
+            return block.iter().rposition(|&p| p == x).map(|i| start + i);
+        }
+        end = start;
+    }
+    None
+}
+
 /// A counter loop's second simulation run before the first ([`GameBoy::prove_busy_loop`]):
 /// for which counter (address, start, step), and what it found.
 // A local of one proof, never stored: boxing the overlay would allocate in every proof.
@@ -485,11 +501,22 @@ impl GameBoy {
     /// alone decides: any iteration that comes back to the same registers and memory at the
     /// same PC is a fixed point, whatever its length.)
     fn busy_trace_period(&self) -> Option<usize> {
-        let traced = self.instructions - self.pc_trace_from;
+        let traced = (self.instructions - self.pc_trace_from).min(MAX_BUSY_LEN as u64) as usize;
         let pc = self.cpu.r.pc;
-        (1..=MAX_BUSY_LEN)
-            .take_while(|&k| k as u64 <= traced)
-            .find(|&k| self.traced_pc_back(k) == pc)
+        // The ring searched back from the newest entry, in runs that do not wrap (most looks
+        // find no loop: every traced entry is read).
+        let mut k = 1;
+        while k <= traced {
+            let newest = (self.instructions as usize).wrapping_sub(k) & super::PC_TRACE_MASK;
+            let span = (newest + 1).min(traced + 1 - k);
+            let run = &self.pc_trace[newest + 1 - span..=newest];
+            if let Some(i) = find_last(run, pc) {
+                debug_assert_eq!(self.traced_pc_back(k + run.len() - 1 - i), pc);
+                return Some(k + run.len() - 1 - i);
+            }
+            k += span;
+        }
+        None
     }
 
     /// Prove the loop at the PC, whose key is `key` (see the module docs): one iteration
@@ -744,5 +771,29 @@ impl GameBoy {
         stats.busy_skips += 1;
         stats.busy_skipped_instructions += skipped;
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_last;
+    use crate::test_rng::xorshift;
+
+    /// `find_last` against a plain backward search, on runs of every length up to 70 drawn
+    /// from a few values (so that most runs hold the one searched for, some several times).
+    #[test]
+    fn find_last_is_the_last_match() {
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
+        for len in 0..70 {
+            for _ in 0..40 {
+                let run: Vec<u16> = (0..len).map(|_| (next() % 6) as u16).collect();
+                let x = (next() % 7) as u16;
+                assert_eq!(
+                    find_last(&run, x),
+                    run.iter().rposition(|&p| p == x),
+                    "{run:?} {x}"
+                );
+            }
+        }
     }
 }
