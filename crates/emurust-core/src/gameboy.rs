@@ -742,8 +742,13 @@ impl SystemBus {
                 self.bail |= BAIL_END;
             }
             0x8000..=0x9FFF => {
-                self.lcd.write_vram(addr, value, now, offset);
-                self.drain_lcd_irq();
+                if !self
+                    .lcd
+                    .write_vram_between_transitions(addr, value, now, offset)
+                {
+                    self.lcd.write_vram(addr, value, now, offset);
+                    self.drain_lcd_irq();
+                }
             }
             0xA000..=0xBFFF => self.cart.write_ram(addr, value, now),
             0xC000..=0xDFFF => self.wram[(addr - 0xC000) as usize] = value,

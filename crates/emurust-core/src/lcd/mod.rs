@@ -1310,6 +1310,31 @@ impl Lcd {
     }
 
     /// CPU write of 8000-9FFF (dropped during mode 3 when timed).
+    /// [`write_vram`](Self::write_vram) where its catch-up would run no transition (DMG
+    /// hardware, bank 0): the write is done, or dropped in mode 3, without ticking, and true
+    /// is returned; false if the full write must run. A tick that runs no transition only
+    /// moves the clock and the cached distances, and the next tick moves them as far from
+    /// where they were (ticks compose), so leaving it out changes nothing any later access,
+    /// turn end or state sees. (Pokemon Red's tile map transfers: ~80 writes a frame.)
+    #[inline(always)]
+    pub fn write_vram_between_transitions(
+        &mut self,
+        addr: u16,
+        value: u8,
+        now: u64,
+        offset: u64,
+    ) -> bool {
+        let at = now.wrapping_add(offset);
+        let elapsed = at.wrapping_sub(self.last_now);
+        if self.cgb_hw || self.vbk != 0 || self.clock.wrapping_add(elapsed) >= self.clock_target {
+            return false;
+        }
+        if offset == 0 || !(self.enabled() && self.mode == 3) {
+            self.vram[(addr & 0x1FFF) as usize] = value;
+        }
+        true
+    }
+
     pub fn write_vram(&mut self, addr: u16, value: u8, now: u64, offset: u64) {
         if offset != 0 {
             self.tick(now.wrapping_add(offset));
