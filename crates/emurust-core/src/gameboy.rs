@@ -2176,28 +2176,42 @@ impl GameBoy {
             return;
         }
         self.wait_loop_stats.dma_wait_loops += 1;
-        let reg = dec >> 3;
-        while self.bus.cycles < target {
-            self.trace(at);
-            let start = self.bus.cycles;
-            let v = self.cpu.get_r8(&mut self.bus, reg);
-            let v = self.cpu.dec8(v);
-            self.cpu.set_r8(&mut self.bus, reg, v);
-            self.bus.cycles = start + 4;
-            self.cpu.r.pc = at + 1;
-            if self.bus.cycles >= target {
-                break;
-            }
-            self.trace(at + 1);
-            let start = self.bus.cycles;
-            if v == 0 {
-                self.bus.cycles = start + 8;
-                self.cpu.r.pc = at + 3;
-                break;
-            }
-            self.bus.cycles = start + 12;
-            self.cpu.r.pc = at;
+        let start = self.bus.cycles;
+        if start >= target {
+            return;
         }
+        // Worked out whole rather than iterated: the `DEC`s that run are the first `decs`,
+        // each 16 cycles after the last (4 for it, 12 for the branch back), up to the one that
+        // reaches zero or the last to start before `target`.
+        let reg = dec >> 3;
+        let v0 = self.cpu.get_r8(&mut self.bus, reg);
+        let to_zero = if v0 == 0 { 256 } else { v0 as u64 };
+        let decs = to_zero.min((target - start).div_ceil(16));
+        let last_dec = start + 16 * (decs - 1);
+        // Every instruction before the last `DEC` ran whole: a `DEC` and a taken branch each.
+        let mut instructions = 2 * (decs - 1) + 1;
+        let before_last = v0.wrapping_sub(decs as u8 - 1);
+        let v = self.cpu.dec8(before_last);
+        self.cpu.set_r8(&mut self.bus, reg, v);
+        let (cycles, pc) = if last_dec + 4 >= target {
+            (last_dec + 4, at + 1)
+        } else {
+            instructions += 1;
+            if v == 0 {
+                (last_dec + 12, at + 3)
+            } else {
+                (last_dec + 16, at)
+            }
+        };
+        self.bus.cycles = cycles;
+        self.cpu.r.pc = pc;
+        // The PC trace as the interpreter leaves it: `at` and `at + 1` in turn, the last
+        // `PC_TRACE_LEN` of them written.
+        let first = self.instructions;
+        for k in instructions.saturating_sub(PC_TRACE_LEN as u64)..instructions {
+            self.pc_trace[(first + k) as usize & PC_TRACE_MASK] = at + (k & 1) as u16;
+        }
+        self.instructions = first + instructions;
     }
 
     /// What both wait-loop fast paths need: the switch on, and a CPU that runs each
