@@ -851,3 +851,75 @@ fn reads_hold_until_the_next_transition() {
         }
     }
 }
+
+/// `write_vram_between_transitions` (the memory map's VRAM write without the LCD's catch-up,
+/// where that catch-up would run no transition) against `write_vram` (with it): at writes
+/// spread over two frames, each at its own M-cycle offset, whichever the fast one takes leaves
+/// the same VRAM, and after the next turn's tick the same LCD (save state, interrupts, what
+/// it reports), drawing on. Ticks compose: the one left out only moved the clock.
+#[test]
+fn vram_write_between_transitions_is_the_full_write() {
+    let mut next = crate::test_rng::xorshift(0x0005_EED0_F7A3);
+    let (mut fast, mut now) = lcd_on();
+    fast.set_render(true);
+    let mut full = fast.clone();
+    let (mut taken, mut declined) = (0, 0);
+    for frame in 0..2 {
+        fast.set_frame_done(false);
+        full.set_frame_done(false);
+        while !full.frame_done() {
+            let slice = full
+                .cycles_to_interrupt()
+                .min(full.cycles_to_frame())
+                .max(4) as u64;
+            // A few writes in the slice, at instruction-like stamps (offsets 0-4), the last
+            // maybe in an instruction that runs past the slice's end (and its transition).
+            let mut at = now;
+            let mut last = now;
+            while at < now + slice && !next().is_multiple_of(3) {
+                at += 4 * (1 + next() % 3);
+                let addr = 0x8000 + (next() % 0x2000) as u16;
+                let value = next() as u8;
+                let offset = next() % 5;
+                if fast.write_vram_between_transitions(addr, value, at, offset) {
+                    taken += 1;
+                } else {
+                    declined += 1;
+                    fast.write_vram(addr, value, at, offset);
+                }
+                full.write_vram(addr, value, at, offset);
+                last = at + offset;
+                assert_eq!(fast.take_irq(), full.take_irq(), "frame {frame} at {at}");
+                assert_eq!(fast.vram, full.vram, "frame {frame} at {at}");
+            }
+            now = (now + slice).max(last);
+            fast.tick(now);
+            full.tick(now);
+            assert_eq!(fast.take_irq(), full.take_irq());
+            assert_eq!(
+                (
+                    fast.ly(),
+                    fast.mode(),
+                    fast.cycles_to_interrupt(),
+                    fast.cycles_to_frame()
+                ),
+                (
+                    full.ly(),
+                    full.mode(),
+                    full.cycles_to_interrupt(),
+                    full.cycles_to_frame()
+                )
+            );
+            let (mut a, mut b) = (StateWriter::new(), StateWriter::new());
+            fast.save_state(&mut a);
+            full.save_state(&mut b);
+            assert_eq!(a.buf, b.buf, "frame {frame}, turn ending at {now}");
+        }
+        assert!(fast.frame_done());
+        assert_eq!(fast.screen_rgba(), full.screen_rgba());
+    }
+    assert!(
+        taken > 100 && declined > 10,
+        "{taken} taken, {declined} declined"
+    );
+}
