@@ -14,7 +14,9 @@
 //! path (to compare digests with them on); `v2-play` presses buttons as PokemonRedExperiments
 //! v2's agents do (from its `init.state`, a profile of v2's play without Python): every 24
 //! frames one of v2's seven actions (down, left, right, up, A, B, START), drawn pseudo-randomly,
-//! held for the first 8 (with `digest`, these buttons instead of its own).
+//! held for the first 8 (with `digest`, these buttons instead of its own). `v2-ticks` draws and
+//! samples the frames v2's step on PyBoy's defaults does (sound sampled in frames 8, 23 and 24
+//! of each 24, the last drawn): with `v2-play`, the emulator's whole part of v2's steps.
 
 use std::time::Instant;
 
@@ -23,12 +25,13 @@ use emurust_core::gameboy::Options;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start|state=PATH|digest|idle-off|defer-off|wait-off|v2-play]...";
+    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start|state=PATH|digest|idle-off|defer-off|wait-off|v2-play|v2-ticks]...";
     let rom = args.next().expect(usage);
     let frames: u32 = args
         .next()
         .map_or(600, |f| f.parse().expect("FRAMES must be a number"));
     let (mut render, mut sample, mut start, mut v2_play) = (false, false, false, false);
+    let mut v2_ticks = false;
     let mut state: Option<String> = None;
     let mut idle_off = false;
     let mut defer_off = false;
@@ -46,6 +49,7 @@ fn main() {
             "defer-off" => defer_off = true,
             "wait-off" => wait_off = true,
             "v2-play" => v2_play = true,
+            "v2-ticks" => v2_ticks = true,
             _ if a.starts_with("rate=") => sound.sample_rate = a[5..].parse().expect(usage),
             _ if a.starts_with("state=") => state = Some(a[6..].to_string()),
             _ => panic!("{usage}"),
@@ -89,6 +93,7 @@ fn main() {
             } else {
                 scramble(i / 8) as u8
             });
+            let (render, sample) = frame_modes(i, render, sample, v2_ticks);
             gb.run_frame(render, sample && sound.emulated);
             let fold = |h: &mut u64, bytes: &[u8]| {
                 for &b in bytes {
@@ -109,6 +114,7 @@ fn main() {
         if v2_play {
             gb.set_buttons(v2_buttons(i));
         }
+        let (render, sample) = frame_modes(i, render, sample, v2_ticks);
         gb.run_frame(render, sample && sound.emulated);
     }
     if let Some(h) = digest {
@@ -134,6 +140,17 @@ fn main() {
 
 /// The buttons of frame `i` as v2's agents press them (see the module docs): its action for the
 /// 24-frame step `i / 24` (drawn by [`scramble`]), held for the step's first 8 frames.
+/// Whether frame `i` is drawn and samples sound: as asked, or with `v2_ticks` as
+/// PokemonRedExperiments v2's step of 24 frames on PyBoy's defaults runs them (`tick(8)`,
+/// `tick(15)`, `tick(1, True)`: each tick samples sound in its last frame; the last is drawn).
+fn frame_modes(i: u32, render: bool, sample: bool, v2_ticks: bool) -> (bool, bool) {
+    if !v2_ticks {
+        return (render, sample);
+    }
+    let k = i % 24;
+    (k == 23, matches!(k, 7 | 22 | 23))
+}
+
 fn v2_buttons(i: u32) -> u8 {
     use emurust_core::joypad::button;
     const ACTIONS: [u8; 7] = [
