@@ -1309,7 +1309,6 @@ impl Lcd {
         }
     }
 
-    /// CPU write of 8000-9FFF (dropped during mode 3 when timed).
     /// [`write_vram`](Self::write_vram) where its catch-up would run no transition (DMG
     /// hardware, bank 0): the write is done, or dropped in mode 3, without ticking, and true
     /// is returned; false if the full write must run. A tick that runs no transition only
@@ -1335,6 +1334,7 @@ impl Lcd {
         true
     }
 
+    /// CPU write of 8000-9FFF (dropped during mode 3 when timed).
     pub fn write_vram(&mut self, addr: u16, value: u8, now: u64, offset: u64) {
         if offset != 0 {
             self.tick(now.wrapping_add(offset));
