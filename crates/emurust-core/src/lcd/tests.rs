@@ -923,3 +923,72 @@ fn vram_write_between_transitions_is_the_full_write() {
         "{taken} taken, {declined} declined"
     );
 }
+
+/// Quiet lines skipped with nothing drawn (their records written in one fill) against the same
+/// skip while drawing (line by line, each line's record at its HBlank): the same lines skipped,
+/// the same time, LY, records and window arming, from several lines, with WY at the first and
+/// last lines skipped, next to them and away from them, and limits that stop the skip early.
+#[test]
+fn quiet_lines_filled_as_drawn_line_by_line() {
+    // The LCD at `start_line`'s HBlank (mode 0, next: LY steps on), WY = `wy`, and the time.
+    let at_hblank = |start_line: u8, wy: u8| {
+        let (mut l, mut now) = lcd_on();
+        l.write_register(0xFF4A, wy, now);
+        l.write_register(0xFF43, 5, now);
+        l.set_frame_done(false);
+        // Through a VBlank first: it disarms the window, which WY 0 armed on this frame's line 0.
+        while l.ly() != 144 {
+            now += l.cycles_to_interrupt().max(4) as u64;
+            l.tick(now);
+        }
+        while !(l.ly() == start_line && l.mode() == 0 && l.step == Step::NextLine) {
+            now += l.cycles_to_interrupt().max(4) as u64;
+            l.tick(now);
+        }
+        (l, now)
+    };
+    let mut checked = 0;
+    for start_line in [0u8, 5, 40, 100, 140] {
+        for limit_lines in [1u64, 3, 30, 200] {
+            // The last line this skip reaches, then WY around its ends.
+            let (mut probe, now) = at_hblank(start_line, 0);
+            let limit = now + 456 * limit_lines + 8;
+            probe.skip_quiet_lines(now, limit);
+            let last = probe.ly();
+            let first = start_line + 1;
+            for wy in [
+                0,
+                start_line,
+                first,
+                first + 1,
+                last.max(1) - 1,
+                last,
+                last + 1,
+                200,
+            ] {
+                let (mut l, now) = at_hblank(start_line, wy);
+                let mut drawn = l.clone();
+                l.set_render(false);
+                drawn.set_render(true);
+                let after = l.skip_quiet_lines(now, limit);
+                let after_drawn = drawn.skip_quiet_lines(now, limit);
+                let case = format!("line {start_line}, WY {wy}, {limit_lines} lines");
+                assert_eq!(after, after_drawn, "{case}");
+                assert_eq!(l.ly(), drawn.ly(), "{case}");
+                assert_eq!(l.line_params, drawn.line_params, "{case}");
+                assert_eq!(l.window_armed, drawn.window_armed, "{case}");
+                assert_eq!(
+                    (l.mode(), l.cycles_to_interrupt(), l.cycles_to_frame()),
+                    (
+                        drawn.mode(),
+                        drawn.cycles_to_interrupt(),
+                        drawn.cycles_to_frame()
+                    ),
+                    "{case}"
+                );
+                checked += (after != now) as u32;
+            }
+        }
+    }
+    assert!(checked > 80, "only {checked} skips");
+}
