@@ -222,18 +222,6 @@ const fn store_ends_with_write(opcode: u16) -> bool {
     )
 }
 
-/// Stamp of the data access an instruction (started at `instr_start`, opcode as
-/// [`SystemBus::opcode`] holds it) is making at `cycles`: (cycles, LCD offset). Its M-cycle (the
-/// bus calls so far, its own included) and the opcode pick it, so accesses that need none (work
-/// RAM, HRAM) pay nothing for it. The system bus's and the plain loop's ([`PlainBus`]).
-#[inline(always)]
-fn data_access_stamp(instr_start: u64, cycles: u64, opcode: u16) -> (u64, u64) {
-    let m = (cycles - instr_start) / 4;
-    debug_assert!((1..8).contains(&m), "M-cycle {m}");
-    let s = DATA_ACCESS_BY_CYCLE[opcode as usize & 0x1FF][m as usize & 7];
-    (instr_start + s.cycles as u64, s.offset as u64)
-}
-
 /// See [`SystemBus::bail`].
 const BAIL_END: u8 = 1;
 const BAIL_POLL: u8 = 2;
@@ -571,10 +559,15 @@ impl SystemBus {
         self.read_at(addr, now, 4 * k)
     }
 
-    /// Stamp of the data access the instruction is making now ([`data_access_stamp`]).
+    /// Stamp of the data access the instruction is making now: (cycles, LCD offset). Its
+    /// M-cycle (the bus calls so far, its own included) and the opcode pick it, so accesses
+    /// that need none (work RAM, HRAM) pay nothing for it.
     #[inline]
     fn data_access_stamp(&self) -> (u64, u64) {
-        data_access_stamp(self.instr_start, self.cycles, self.opcode)
+        let m = (self.cycles - self.instr_start) / 4;
+        debug_assert!((1..8).contains(&m), "M-cycle {m}");
+        let s = DATA_ACCESS_BY_CYCLE[self.opcode as usize & 0x1FF][m as usize & 7];
+        (self.instr_start + s.cycles as u64, s.offset as u64)
     }
 
     // ---------------------------------------------------------------- OAM DMA
@@ -749,8 +742,13 @@ impl SystemBus {
                 self.bail |= BAIL_END;
             }
             0x8000..=0x9FFF => {
-                self.lcd.write_vram(addr, value, now, offset);
-                self.drain_lcd_irq();
+                if !self
+                    .lcd
+                    .write_vram_between_transitions(addr, value, now, offset)
+                {
+                    self.lcd.write_vram(addr, value, now, offset);
+                    self.drain_lcd_irq();
+                }
             }
             0xA000..=0xBFFF => self.cart.write_ram(addr, value, now),
             0xC000..=0xDFFF => self.wram[(addr - 0xC000) as usize] = value,

@@ -5,8 +5,9 @@
 //! observe them (an access the memory map must handle: not a fetch or read of cartridge ROM, nor
 //! work RAM or HRAM) and when the run ends, so every device sees exactly what it saw before.
 
-use super::{data_access_stamp, SystemBus, BAIL_EI, BAIL_END, BAIL_RETARGET};
+use super::{SystemBus, BAIL_EI, BAIL_END, BAIL_RETARGET};
 use crate::cpu::Bus;
+use crate::data_access_by_cycle::DATA_ACCESS_BY_CYCLE;
 
 /// `DEFER_LCD`: the LCD's transitions may be deferred ([`SystemBus::lcd_deferred_until`]): the
 /// slow paths check whether an access ends that. `TRACK_PREV`: the previous instruction's start
@@ -62,6 +63,15 @@ impl<'a, const DEFER_LCD: bool, const TRACK_PREV: bool> PlainBus<'a, DEFER_LCD, 
     fn store_for_access(&mut self) {
         self.store();
         self.bus.opcode = self.opcode;
+    }
+
+    /// [`SystemBus::data_access_stamp`] of the current M-cycle, from the local clock.
+    #[inline(always)]
+    fn data_access_stamp(&self) -> (u64, u64) {
+        let m = (self.cycles - self.instr_start) / 4;
+        debug_assert!((1..8).contains(&m), "M-cycle {m}");
+        let s = DATA_ACCESS_BY_CYCLE[self.opcode as usize & 0x1FF][m as usize & 7];
+        (self.instr_start + s.cycles as u64, s.offset as u64)
     }
 
     /// Take back what such a call may change: the bail flags. The clock and the instruction's
@@ -161,7 +171,7 @@ impl<const DEFER_LCD: bool, const TRACK_PREV: bool> Bus for PlainBus<'_, DEFER_L
         // (`Lcd::write_vram_between_transitions`), at the same stamp, without its call. Not
         // while the LCD's transitions are deferred (the access ends the deferral).
         if addr.wrapping_sub(0x8000) < 0x2000 && !(DEFER_LCD && self.bus.lcd_deferred_until != 0) {
-            let (now, offset) = data_access_stamp(self.instr_start, self.cycles, self.opcode);
+            let (now, offset) = self.data_access_stamp();
             if self
                 .bus
                 .lcd

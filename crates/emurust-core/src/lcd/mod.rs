@@ -1309,10 +1309,9 @@ impl Lcd {
         }
     }
 
-    /// [`write_vram`](Self::write_vram)'s first step, which the plain loop also calls inline:
-    /// where its catch-up would run no transition (DMG hardware, bank 0), the write is done, or
-    /// dropped in mode 3, without ticking, and true is returned; false if the full write must
-    /// run. A tick that runs no transition only
+    /// [`write_vram`](Self::write_vram) where its catch-up would run no transition (DMG
+    /// hardware, bank 0): the write is done, or dropped in mode 3, without ticking, and true
+    /// is returned; false if the full write must run. A tick that runs no transition only
     /// moves the clock and the cached distances, and the next tick moves them as far from
     /// where they were (ticks compose), so leaving it out changes nothing any later access,
     /// turn end or state sees. (Pokemon Red's tile map transfers: ~80 writes a frame.)
@@ -1337,14 +1336,6 @@ impl Lcd {
 
     /// CPU write of 8000-9FFF (dropped during mode 3 when timed).
     pub fn write_vram(&mut self, addr: u16, value: u8, now: u64, offset: u64) {
-        if !self.write_vram_between_transitions(addr, value, now, offset) {
-            self.write_vram_ticked(addr, value, now, offset);
-        }
-    }
-
-    /// [`write_vram`](Self::write_vram) with the LCD caught up to the write first (where it
-    /// has a stamp), whether or not that runs a transition.
-    fn write_vram_ticked(&mut self, addr: u16, value: u8, now: u64, offset: u64) {
         if offset != 0 {
             self.tick(now.wrapping_add(offset));
             if self.enabled() && self.mode == 3 {

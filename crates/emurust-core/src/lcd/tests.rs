@@ -853,7 +853,7 @@ fn reads_hold_until_the_next_transition() {
 }
 
 /// `write_vram_between_transitions` (the memory map's VRAM write without the LCD's catch-up,
-/// where that catch-up would run no transition) against `write_vram_ticked` (with it): at writes
+/// where that catch-up would run no transition) against `write_vram` (with it): at writes
 /// spread over two frames, each at its own M-cycle offset, whichever the fast one takes leaves
 /// the same VRAM, and after the next turn's tick the same LCD (save state, interrupts, what
 /// it reports), drawing on. Ticks compose: the one left out only moved the clock.
@@ -885,9 +885,9 @@ fn vram_write_between_transitions_is_the_full_write() {
                     taken += 1;
                 } else {
                     declined += 1;
-                    fast.write_vram_ticked(addr, value, at, offset);
+                    fast.write_vram(addr, value, at, offset);
                 }
-                full.write_vram_ticked(addr, value, at, offset);
+                full.write_vram(addr, value, at, offset);
                 last = at + offset;
                 assert_eq!(fast.take_irq(), full.take_irq(), "frame {frame} at {at}");
                 assert_eq!(fast.vram, full.vram, "frame {frame} at {at}");
