@@ -124,12 +124,13 @@ fn main() {
     println!("sm83 instructions {}", gb.instructions());
     let w = gb.wait_loop_stats;
     println!(
-        "skipped: idle loops {}, busy loops {} ({} skips, {} of counter loops, {} proofs)",
+        "skipped: idle loops {}, busy loops {} ({} skips, {} of counter loops, {} proofs, {} looks)",
         w.idle_skipped_instructions,
         w.busy_skipped_instructions,
         w.busy_skips,
         w.busy_counter_skips,
-        w.busy_proofs
+        w.busy_proofs,
+        w.idle_looks
     );
     println!(
         "{frames} frames in {dt:.3} s: {:.0} frames/s, {:.1} M instructions/s",

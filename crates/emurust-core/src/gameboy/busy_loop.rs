@@ -56,10 +56,11 @@ const MAX_OVERLAY: usize = 64;
 /// takes under 1,000 (a STAT interrupt on, for one, leaves only the LCD's next step).
 const MIN_BUSY_SPAN: u64 = 1024;
 
-/// Looks to wait before proving again a loop head whose proof failed.
-const RETRY_AFTER_LOOKS: u8 = 16;
-/// Loops whose failed proofs are remembered.
-const REJECTED_SLOTS: usize = 4;
+/// Looks to wait before proving again a loop whose proof failed (see [`RejectedLoops`]).
+const RETRY_MIN_LOOKS: u8 = 2;
+const RETRY_MAX_LOOKS: u8 = 64;
+/// Loops whose failed proofs are remembered (Pokemon Red's menus fail five at once).
+const REJECTED_SLOTS: usize = 8;
 
 /// After a skip, the next looks come this many cycles apart (instead of every
 /// `IDLE_CHECK_INTERVAL`), [`EAGER_LOOKS`] of them: the skip ends just before an interrupt,
@@ -76,10 +77,8 @@ pub(super) struct BusyLoop {
     pcs: [u16; MAX_BUSY_LEN],
     /// Cycles from the iteration's start to each instruction's end.
     ends: [u16; MAX_BUSY_LEN],
-    /// The last loops whose proof failed (ROM bank << 16 | lowest address) and the looks left
-    /// before each is tried again; `next_rejected` is the slot to fill next.
-    rejected: [(u32, u8); REJECTED_SLOTS],
-    next_rejected: usize,
+    /// The last loops whose proof failed, and when each is tried again.
+    rejected: RejectedLoops,
     /// Looks left at [`EAGER_LOOK_INTERVAL`].
     eager_looks: u8,
     /// For a counter loop (`counter_loop`): its counter and what derives from it, and how many
@@ -97,6 +96,65 @@ pub(super) struct BusyLoop {
     last_counter: Option<(u32, u16, u8)>,
     /// [`ShadowBus::map`]'s memory (allocated at the first proof, all zero between proofs).
     map: Vec<u8>,
+}
+
+/// The loops whose last proof failed, by key (ROM bank << 16 | lowest address), each with the
+/// looks to let pass before it is proved again. The first failure waits [`RETRY_MIN_LOOKS`],
+/// each further one twice the last wait, up to [`RETRY_MAX_LOOKS`]; a proof that goes through
+/// forgets the loop. Many failures are brief (Pokemon Red's text boxes: the blink timer at
+/// its reload, a look that lands where a counter loop cannot be proved), and the loop is
+/// skipped again a few looks later (the battle: 33% fewer host instructions than a fixed wait
+/// of 16 looks); a loop that never passes costs a proof every [`RETRY_MAX_LOOKS`] looks.
+#[derive(Clone, Debug)]
+struct RejectedLoops {
+    /// Key, looks left, the wait the last failure set.
+    slots: [(u32, u8, u8); REJECTED_SLOTS],
+    /// The slot a new key takes (round robin).
+    next: usize,
+}
+
+impl Default for RejectedLoops {
+    fn default() -> Self {
+        RejectedLoops {
+            slots: [(u32::MAX, 0, 0); REJECTED_SLOTS],
+            next: 0,
+        }
+    }
+}
+
+impl RejectedLoops {
+    fn find(&self, key: u32) -> Option<usize> {
+        self.slots.iter().position(|&(k, _, _)| k == key)
+    }
+
+    /// A look at loop `key`: true if it must wait (the look counts towards the wait).
+    fn waits(&mut self, key: u32) -> bool {
+        match self.find(key) {
+            Some(i) if self.slots[i].1 > 0 => {
+                self.slots[i].1 -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn failed(&mut self, key: u32) {
+        let (slot, wait) = match self.find(key) {
+            Some(i) => (i, self.slots[i].2.saturating_mul(2).min(RETRY_MAX_LOOKS)),
+            None => {
+                let i = self.next;
+                self.next = (i + 1) % REJECTED_SLOTS;
+                (i, RETRY_MIN_LOOKS)
+            }
+        };
+        self.slots[slot] = (key, wait, wait);
+    }
+
+    fn passed(&mut self, key: u32) {
+        if let Some(i) = self.find(key) {
+            self.slots[i] = (u32::MAX, 0, 0);
+        }
+    }
 }
 
 /// What a proof found.
@@ -146,8 +204,7 @@ impl Default for BusyLoop {
             len: 0,
             pcs: [0; MAX_BUSY_LEN],
             ends: [0; MAX_BUSY_LEN],
-            rejected: [(u32::MAX, 0); REJECTED_SLOTS],
-            next_rejected: 0,
+            rejected: RejectedLoops::default(),
             eager_looks: 0,
             counter: None,
             phase_retries: 0,
@@ -435,12 +492,8 @@ impl GameBoy {
             0
         };
         let key = bank << 16 | low as u32;
-        let known = self.busy.rejected.iter().position(|&(k, _)| k == key);
-        if let Some(i) = known {
-            if self.busy.rejected[i].1 > 0 {
-                self.busy.rejected[i].1 -= 1;
-                return false;
-            }
+        if self.busy.rejected.waits(key) {
+            return false;
         }
         // The events first (cheap): no proof where not even a short iteration would fit.
         let Some(limit) = self.busy_skip_limit() else {
@@ -465,13 +518,10 @@ impl GameBoy {
         self.busy.phase_retries = 0;
         if proof != Proof::Proved {
             self.busy.len = 0;
-            let slot = known.unwrap_or(self.busy.next_rejected);
-            self.busy.rejected[slot] = (key, RETRY_AFTER_LOOKS);
-            if known.is_none() {
-                self.busy.next_rejected = (slot + 1) % REJECTED_SLOTS;
-            }
+            self.busy.rejected.failed(key);
             return false;
         }
+        self.busy.rejected.passed(key);
         self.wait_loop_stats.busy_loops += 1;
         self.skip_busy_iterations(limit)
     }
@@ -776,8 +826,34 @@ impl GameBoy {
 
 #[cfg(test)]
 mod tests {
-    use super::find_last;
+    use super::{find_last, RejectedLoops, REJECTED_SLOTS, RETRY_MAX_LOOKS, RETRY_MIN_LOOKS};
     use crate::test_rng::xorshift;
+
+    /// A failed loop waits twice as many looks after each further failure, up to the most; a
+    /// pass forgets it.
+    #[test]
+    fn rejected_loops_back_off_and_forget_on_a_pass() {
+        let mut r = RejectedLoops::default();
+        let waits = |r: &mut RejectedLoops, key| (0..200).take_while(|_| r.waits(key)).count();
+        assert_eq!(waits(&mut r, 7), 0, "never failed: no wait");
+        let mut expected = RETRY_MIN_LOOKS as usize;
+        for _ in 0..8 {
+            r.failed(7);
+            assert_eq!(waits(&mut r, 7), expected);
+            expected = (expected * 2).min(RETRY_MAX_LOOKS as usize);
+        }
+        assert_eq!(expected, RETRY_MAX_LOOKS as usize);
+        r.passed(7);
+        r.failed(7);
+        assert_eq!(waits(&mut r, 7), RETRY_MIN_LOOKS as usize, "a pass forgets");
+        // Keys are independent; the oldest slot goes to a new key when all are taken.
+        r.failed(7);
+        for key in 100..100 + REJECTED_SLOTS as u32 {
+            r.failed(key);
+        }
+        assert_eq!(waits(&mut r, 7), 0, "key 7's slot was reused");
+        assert_eq!(waits(&mut r, 101), RETRY_MIN_LOOKS as usize);
+    }
 
     /// `find_last` against a plain backward search, on runs of every length up to 70 drawn
     /// from a few values (so that most runs hold the one searched for, some several times).
