@@ -139,8 +139,6 @@ fn main() {
     );
 }
 
-/// The buttons of frame `i` as v2's agents press them (see the module docs): its action for the
-/// 24-frame step `i / 24` (drawn by [`scramble`]), held for the step's first 8 frames.
 /// Whether frame `i` is drawn and samples sound: as asked, or with `v2_ticks` as
 /// PokemonRedExperiments v2's step of 24 frames on PyBoy's defaults runs them (`tick(8)`,
 /// `tick(15)`, `tick(1, True)`: each tick samples sound in its last frame; the last is drawn).
@@ -152,6 +150,8 @@ fn frame_modes(i: u32, render: bool, sample: bool, v2_ticks: bool) -> (bool, boo
     (k == 23, matches!(k, 7 | 22 | 23))
 }
 
+/// The buttons of frame `i` as v2's agents press them (see the module docs): its action for the
+/// 24-frame step `i / 24` (drawn by [`scramble`]), held for the step's first 8 frames.
 fn v2_buttons(i: u32) -> u8 {
     use emurust_core::joypad::button;
     const ACTIONS: [u8; 7] = [

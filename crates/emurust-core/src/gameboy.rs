@@ -213,6 +213,17 @@ pub struct SystemBus {
     bail: u8,
 }
 
+/// The stamp (cycles, LCD offset) of the data access an instruction that started at
+/// `instr_start` with `opcode` makes when the clock reads `cycles` (its bus calls so far, this
+/// one's included): the system bus's and the plain loop's, which keeps the clock in a local.
+#[inline(always)]
+fn data_access_stamp(instr_start: u64, cycles: u64, opcode: u16) -> (u64, u64) {
+    let m = (cycles - instr_start) / 4;
+    debug_assert!((1..8).contains(&m), "M-cycle {m}");
+    let s = DATA_ACCESS_BY_CYCLE[opcode as usize & 0x1FF][m as usize & 7];
+    (instr_start + s.cycles as u64, s.offset as u64)
+}
+
 /// Whether `opcode` (as [`SystemBus::opcode`] holds it) is a store whose write is its last
 /// M-cycle: the instruction ends with the write (a bank switch's turn end can then be light).
 const fn store_ends_with_write(opcode: u16) -> bool {
@@ -564,10 +575,7 @@ impl SystemBus {
     /// that need none (work RAM, HRAM) pay nothing for it.
     #[inline]
     fn data_access_stamp(&self) -> (u64, u64) {
-        let m = (self.cycles - self.instr_start) / 4;
-        debug_assert!((1..8).contains(&m), "M-cycle {m}");
-        let s = DATA_ACCESS_BY_CYCLE[self.opcode as usize & 0x1FF][m as usize & 7];
-        (self.instr_start + s.cycles as u64, s.offset as u64)
+        data_access_stamp(self.instr_start, self.cycles, self.opcode)
     }
 
     // ---------------------------------------------------------------- OAM DMA

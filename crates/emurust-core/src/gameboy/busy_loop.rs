@@ -561,8 +561,9 @@ impl GameBoy {
             let span = (newest + 1).min(traced + 1 - k);
             let run = &self.pc_trace[newest + 1 - span..=newest];
             if let Some(i) = find_last(run, pc) {
-                debug_assert_eq!(self.traced_pc_back(k + run.len() - 1 - i), pc);
-                return Some(k + run.len() - 1 - i);
+                let back = k + run.len() - 1 - i;
+                debug_assert_eq!(self.traced_pc_back(back), pc);
+                return Some(back);
             }
             k += span;
         }

@@ -7,7 +7,6 @@
 
 use super::{SystemBus, BAIL_EI, BAIL_END, BAIL_RETARGET};
 use crate::cpu::Bus;
-use crate::data_access_by_cycle::DATA_ACCESS_BY_CYCLE;
 
 /// `DEFER_LCD`: the LCD's transitions may be deferred ([`SystemBus::lcd_deferred_until`]): the
 /// slow paths check whether an access ends that. `TRACK_PREV`: the previous instruction's start
@@ -68,10 +67,7 @@ impl<'a, const DEFER_LCD: bool, const TRACK_PREV: bool> PlainBus<'a, DEFER_LCD, 
     /// [`SystemBus::data_access_stamp`] of the current M-cycle, from the local clock.
     #[inline(always)]
     fn data_access_stamp(&self) -> (u64, u64) {
-        let m = (self.cycles - self.instr_start) / 4;
-        debug_assert!((1..8).contains(&m), "M-cycle {m}");
-        let s = DATA_ACCESS_BY_CYCLE[self.opcode as usize & 0x1FF][m as usize & 7];
-        (self.instr_start + s.cycles as u64, s.offset as u64)
+        super::data_access_stamp(self.instr_start, self.cycles, self.opcode)
     }
 
     /// Take back what such a call may change: the bail flags. The clock and the instruction's
