@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -401,3 +402,19 @@ def test_scheduler_names_are_checked():
 
     with pytest.raises(ValueError, match="scheduler must be one of 'gang', 'rayon' here"):
         _core.PongBatch(2, scheduler="longest_first")
+
+
+def test_v2_scaling_bench_runs(tmp_path):
+    """benches/v2_scaling.py (independent processes stepping v2 on emurust, and on PyBoy) runs and
+    reports one row per process count, each aggregate the sum of its processes' rates."""
+    _need_v2()
+    out = tmp_path / "scaling.json"
+    bench = Path(__file__).resolve().parents[1] / "benches" / "v2_scaling.py"
+    subprocess.run(
+        [sys.executable, str(bench), "--rom", ROM, "--v2-dir", str(V2_DIR), "--procs", "1,2", "--seconds", "0.3",
+         "--skip-pyboy", "--out", str(out)],
+        check=True, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["engine"], r["procs"]) for r in rows] == [("emurust", 1), ("emurust", 2)]
+    assert all(r["steps_per_s"] > 0 for r in rows) and rows[0]["per_proc_vs_one"] == 1.0
