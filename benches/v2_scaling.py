@@ -31,9 +31,12 @@ def _pyboy_one(cfg: dict, v2_dir: str, shims: bool, seconds: float, seed: int) -
     return v2b.rate(lambda: env.step(int(rng.integers(0, 7))), 1, seconds, warmup=3)
 
 
-def aggregate(fn, args: list) -> float:
-    with mp.get_context("spawn").Pool(len(args)) as pool:
-        return sum(pool.starmap(fn, args))
+def pyboy_aggregate(cfg: dict, v2_dir: str, shims: bool, procs: int, seconds: float) -> float:
+    """v2 on PyBoy in `procs` independent processes (pokered_v2_batch.independent_aggregate's
+    counterpart; each PyBoy env gets its own session folder)."""
+    args = [(dict(cfg, instance_id=f"p{i}"), v2_dir, shims, seconds, i) for i in range(procs)]
+    with mp.get_context("spawn").Pool(procs) as pool:
+        return sum(pool.starmap(_pyboy_one, args))
 
 
 def main() -> int:
@@ -46,9 +49,8 @@ def main() -> int:
     p.add_argument("--v2-shims", action="store_true")
     p.add_argument("--out", type=Path, default=None)
     a = p.parse_args()
-    a.state = a.v2_dir / "init.state"
     a.rom, a.v2_dir = a.rom.resolve(), a.v2_dir.resolve()
-    a.state = a.state.resolve()
+    a.state = a.v2_dir / "init.state"
     session = Path(tempfile.mkdtemp())
     cfg = v2b.v2_config(a, session)
     counts = [int(x) for x in a.procs.split(",")]
@@ -57,11 +59,9 @@ def main() -> int:
         base = None
         for n in counts:
             if engine == "emurust":
-                rate = aggregate(v2b._independent, [(dict(cfg, instance_id=f"s{i}"), str(a.v2_dir), a.seconds, i)
-                                                    for i in range(n)])
+                rate = v2b.independent_aggregate(cfg, str(a.v2_dir), n, a.seconds)
             else:
-                rate = aggregate(_pyboy_one, [(dict(cfg, instance_id=f"p{i}"), str(a.v2_dir), a.v2_shims,
-                                               a.seconds, i) for i in range(n)])
+                rate = pyboy_aggregate(cfg, str(a.v2_dir), a.v2_shims, n, a.seconds)
             base = base or rate / n
             row = {"engine": engine, "procs": n, "steps_per_s": round(rate, 1),
                    "per_proc_vs_one": round(rate / n / base, 3)}

@@ -1781,16 +1781,16 @@ impl GameBoy {
             }
             planned_idle_check = idle_check;
             target = self.next_target();
-            // (The common refusals, inline: in mode 0, 1 or 3, or an overdue OAM step.)
-            // From the slice's first light turn end on. (954e54b deferred only after 40 of
-            // them, when that made Runner and Dodge faster in wall clock; the deferral has got
-            // cheaper since: deferring at once now saves 2-4% of host instructions on every
-            // game measured and runs faster in wall clock too.)
+            // The LCD deferred from the slice's first light turn end on. (954e54b deferred only
+            // after 40 of them, when that made Runner and Dodge faster in wall clock; the
+            // deferral has got cheaper since: deferring at once now saves 2-4% of host
+            // instructions on every game measured and runs faster in wall clock too.)
             if DEFER_LCD {
                 // Without the previous instruction's start (TRACK_PREV), only while the APU's
                 // records of turn ends change nothing: the unit may have been powered on
                 // since the slice began. (A deferral under way when that write came ended at
-                // it: an APU access is not inert.)
+                // it: an APU access is not inert.) The common refusals inline: in mode 0, 1 or
+                // 3, or an overdue OAM step.
                 if self.bus.lcd.line_may_defer()
                     && (TRACK_PREV || !self.bus.apu.turn_end_records_matter())
                 {
