@@ -35,3 +35,23 @@ def test_busy_loop_fast_forward_switch_and_counters():
     stats, stats_off = _run_on_and_off("idle_menu", lambda frame: 0x01 if frame % 40 in (10, 11) else 0)
     assert stats["busy_skips"] > 30 and stats["busy_skipped_instructions"] > 100_000, stats
     assert stats_off["busy_skips"] == 0 and stats_off["busy_proofs"] == 0, stats_off
+
+
+def test_short_loop_fast_path_switch_and_counters():
+    """games/snake.gb clears its shadow OAM every frame with `LD (HL+),A / DEC C / JR NZ`: the short-loop
+    fast path runs it (crates/emurust-core/src/gameboy/short_loop.rs), and with every wait-loop fast path
+    off the machine is the same at every frame."""
+    rom = str(ROOT / "games" / "snake.gb")
+    on, off = emurust.GameBoy(rom), emurust.GameBoy(rom)
+    assert on.wait_loop_fast_paths
+    off.wait_loop_fast_paths = False
+    assert not off.wait_loop_fast_paths
+    for frame in range(240):
+        for gb in (on, off):
+            gb.buttons = 0x08 if frame % 60 in (30, 31) else (frame // 7) * 0x11 & 0xF0
+            gb.tick(1, frame % 4 == 0, True)
+        assert on.instructions == off.instructions and on.cycles == off.cycles, frame
+        assert on.save_state() == off.save_state(), frame
+    stats, stats_off = on.wait_loop_stats(), off.wait_loop_stats()
+    assert stats["short_loops"] > 100 and stats["short_loop_instructions"] > 10_000, stats
+    assert stats_off["short_loops"] == 0, stats_off

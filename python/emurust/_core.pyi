@@ -52,6 +52,11 @@ class GameBoy:
         """The idle-loop and busy-loop fast-forwards' switch (on by default; same results either way)."""
     @idle_loop_fast_forward.setter
     def idle_loop_fast_forward(self, on: bool) -> None: ...
+    @property
+    def wait_loop_fast_paths(self) -> bool:
+        """Every wait-loop fast path's switch, the short delay/fill/copy loops' among them (on by default; same results either way)."""
+    @wait_loop_fast_paths.setter
+    def wait_loop_fast_paths(self, on: bool) -> None: ...
     def wait_loop_stats(self) -> dict[str, int]:
         """How often each wait-loop fast path ran (statistics)."""
     @property

@@ -133,6 +133,10 @@ fn main() {
         w.idle_looks
     );
     println!(
+        "short loops: {} ({} instructions)",
+        w.short_loops, w.short_loop_instructions
+    );
+    println!(
         "{frames} frames in {dt:.3} s: {:.0} frames/s, {:.1} M instructions/s",
         frames as f64 / dt,
         gb.instructions() as f64 / dt / 1e6

@@ -48,6 +48,10 @@ pub trait Bus {
     /// ([`Cpu::step_plain`]) hand the next ones back to [`Cpu::step`].
     #[inline(always)]
     fn ei(&mut self) {}
+    /// A relative jump went back to `head` by `offset` (JR e, or JR cc,e taken): lets the
+    /// plain loop hand short loops to their fast path (`gameboy::short_loop`).
+    #[inline(always)]
+    fn branched_back(&mut self, _head: u16, _offset: u8) {}
 }
 
 /// Each pair's low register first (`repr(C)`), so that a pair is one 16-bit load or store.
@@ -465,7 +469,7 @@ impl Cpu {
 
     /// ADD HL,rr: Z kept, N cleared, H from bit 11, C from bit 15.
     #[inline(always)]
-    fn add_hl(&mut self, v: u16) {
+    pub(crate) fn add_hl(&mut self, v: u16) {
         let hl = self.r.hl();
         let (res, carry) = hl.overflowing_add(v);
         let half = ((hl & 0x0FFF) + (v & 0x0FFF)) > 0x0FFF;
@@ -670,6 +674,7 @@ impl Cpu {
                 let e = self.fetch_byte(bus, pc);
                 bus.idle();
                 *pc = pc.wrapping_add(e as i8 as u16);
+                bus.branched_back(*pc, e);
             }
             // JR cc,e: the internal cycle only when taken.
             0x20 | 0x28 | 0x30 | 0x38 => {
@@ -677,6 +682,7 @@ impl Cpu {
                 if self.condition(op >> 3) {
                     bus.idle();
                     *pc = pc.wrapping_add(e as i8 as u16);
+                    bus.branched_back(*pc, e);
                 }
             }
             0x27 => self.daa(),

@@ -37,6 +37,7 @@ mod idle_loop;
 mod plain_bus;
 pub mod pyboy_state;
 mod pyboy_state_versions;
+mod short_loop;
 
 /// The largest cycle or frame count a save state may hold: 2^62 T-cycles are some 35,000
 /// years of Game Boy time, so no real state comes near, and counting on from there cannot
@@ -211,6 +212,10 @@ pub struct SystemBus {
     /// instruction was fetched from HRAM while an OAM DMA runs (a hint for
     /// [`GameBoy::run_dma_wait_loop`]).
     bail: u8,
+    /// The head of the last loop `GameBoy::run_short_loop` would not run: the plain loop's
+    /// branches back to it are not handed over (a fill of VRAM, say, would be refused at each
+    /// iteration). Only speed depends on it.
+    short_loop_refused: u16,
 }
 
 /// The stamp (cycles, LCD offset) of the data access an instruction that started at
@@ -243,6 +248,9 @@ const BAIL_EI: u8 = 8;
 /// An access ended the LCD's deferral (see [`SystemBus::lcd_deferred_until`]): the slice's
 /// target becomes `SystemBus::deferral_retarget`. The slice goes on.
 const BAIL_RETARGET: u8 = 16;
+/// The plain loop branched back into what may be a short loop (`short_loop`): a hint for
+/// [`GameBoy::run_short_loop`]; the slice goes on.
+const BAIL_SHORT_LOOP: u8 = 32;
 
 impl SystemBus {
     fn new(cart: Cartridge, boot_rom: Option<Arc<[u8]>>, cgb: bool, sound: SoundOptions) -> Self {
@@ -284,6 +292,7 @@ impl SystemBus {
             hl_at_start: 0,
             apu_may_lag: false,
             bail: 0,
+            short_loop_refused: 0xFFFF,
             lcd_deferred_until: 0,
             deferral_retarget: 0,
         }
@@ -1756,6 +1765,13 @@ impl GameBoy {
                             // (Set by a read of LY or STAT, which ended any deferral first:
                             // this loop's reads tick the LCD directly.)
                             self.run_poll_loop(target);
+                        } else if bail & BAIL_SHORT_LOOP != 0 {
+                            // Up to the next look for an idle loop too, which then sees the
+                            // PC trace it would have seen.
+                            self.run_short_loop(
+                                target.min(idle_check),
+                                idle_check.saturating_sub(TRACE_LEAD),
+                            );
                         }
                     }
                 }

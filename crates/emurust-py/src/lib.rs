@@ -179,6 +179,22 @@ impl PyGameBoy {
         Ok(())
     }
 
+    /// The switch of every wait-loop fast path (the idle- and busy-loop fast-forwards, the
+    /// polling, OAM DMA wait and short delay/fill/copy loops); on by default, results the same
+    /// either way: for measurements and tests.
+    #[getter]
+    fn get_wait_loop_fast_paths(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let this = slf.try_borrow().map_err(|_| busy("GameBoy"))?;
+        Ok(this.gb.wait_loop_fast_paths)
+    }
+
+    #[setter]
+    fn set_wait_loop_fast_paths(slf: &Bound<'_, Self>, on: bool) -> PyResult<()> {
+        let mut this = slf.try_borrow_mut().map_err(|_| busy("GameBoy"))?;
+        this.gb.wait_loop_fast_paths = on;
+        Ok(())
+    }
+
     /// How often each wait-loop fast path ran (statistics), as a dict of counters.
     fn wait_loop_stats<'py>(
         slf: &Bound<'_, Self>,
@@ -202,6 +218,8 @@ impl PyGameBoy {
             ("busy_skips", s.busy_skips),
             ("busy_skipped_instructions", s.busy_skipped_instructions),
             ("busy_counter_skips", s.busy_counter_skips),
+            ("short_loops", s.short_loops),
+            ("short_loop_instructions", s.short_loop_instructions),
         ] {
             d.set_item(k, v)?;
         }

@@ -86,6 +86,10 @@ pub struct WaitLoopStats {
     pub busy_skipped_instructions: u64,
     /// Of the busy-loop fast-forwards, the ones in counter loops (`counter_loop`).
     pub busy_counter_skips: u64,
+    /// Short delay, fill and copy loops run without the interpreter (`short_loop`), and
+    /// their instructions.
+    pub short_loops: u64,
+    pub short_loop_instructions: u64,
 }
 
 /// What the decoding of a loop in ROM found, by ROM bank and lowest address (ROM code

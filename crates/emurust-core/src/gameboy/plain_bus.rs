@@ -5,7 +5,8 @@
 //! observe them (an access the memory map must handle: not a fetch or read of cartridge ROM, nor
 //! work RAM or HRAM) and when the run ends, so every device sees exactly what it saw before.
 
-use super::{SystemBus, BAIL_EI, BAIL_END, BAIL_RETARGET};
+use super::short_loop::loop_back_hint;
+use super::{SystemBus, BAIL_EI, BAIL_END, BAIL_RETARGET, BAIL_SHORT_LOOP};
 use crate::cpu::Bus;
 
 /// `DEFER_LCD`: the LCD's transitions may be deferred ([`SystemBus::lcd_deferred_until`]): the
@@ -194,6 +195,19 @@ impl<const DEFER_LCD: bool, const TRACK_PREV: bool> Bus for PlainBus<'_, DEFER_L
     #[inline(always)]
     fn ei(&mut self) {
         self.bail(BAIL_EI);
+    }
+
+    #[inline(always)]
+    fn branched_back(&mut self, head: u16, offset: u8) {
+        // Offsets -8..=-3 only: the loops `short_loop` runs. The test of the head's opcode
+        // reads ROM through the window (a loop elsewhere is not one of them).
+        if offset.wrapping_add(8) < 6 {
+            if let Some(op) = self.bus.rom_window.read(head) {
+                if loop_back_hint(op, offset) && head != self.bus.short_loop_refused {
+                    self.bail(BAIL_SHORT_LOOP);
+                }
+            }
+        }
     }
 
     #[inline(always)]
