@@ -16,7 +16,7 @@ GAMES = sorted(p for p in (ROOT / "games").glob("*.gb"))
 def test_corpus_present():
     names = {p.stem for p in TEST_ROMS}
     assert {"cpu_instrs", "timer", "interrupts_halt", "dma", "serial", "lcd_timing", "mbc1", "mbc2", "mbc3", "mbc5", "bench", "cgb", "music"} <= names
-    assert {"lcd_onoff", "io_sweep", "scenes", "halt_wake", "dma_wait", "vram_race"} <= names
+    assert {"lcd_onoff", "io_sweep", "scenes", "halt_wake", "dma_wait", "vram_race", "short_loops"} <= names
     assert {"idle_vblank", "idle_ly", "idle_joypad", "idle_div", "idle_menu"} <= names
     assert {p.stem for p in GAMES} == {"dodge", "snake", "runner"}
 
