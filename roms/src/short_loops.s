@@ -9,7 +9,8 @@
 ;     the LCD's mode), the 16-bit count copy (DEC BC / LD A,C / OR B or LD A,B / OR C / JR NZ,
 ;     0x300 bytes from ROM), and the stride fill up to a mark (CP L / RET Z / LD (HL),r /
 ;     ADD HL,DE or BC / JR, as the first Pokemon games clear their shadow OAM), from L 0x00 and
-;     0x10 to A 0xA0;
+;     0x10 to A 0xA0, the copies from DE to HL+ (8- and 16-bit counts) and the 16-bit count
+;     fill (LD A,D / LD (HL+),A / DEC BC / LD A,B / OR C / JR NZ);
 ;   - interrupts: none; a timer overflowing every 64 T with IME off (the emulator's time
 ;     slices end inside the loops); a timer every 256 T and the HBlank STAT interrupt with IME
 ;     on (handlers between iterations).
@@ -42,6 +43,9 @@ OVERLAP  = 0xC380          ; 40 bytes copied 2 on
 LONG     = 0xC400          ; 0x300 bytes from ROM 0x0200
 MARK     = 0xC700          ; every 4th byte to 0xA0, then every 8th from 0x10
 VCOPY    = 0xC7C0          ; 32 bytes from VRAM
+DECOPY   = 0xC800          ; 48 bytes from rom_table, DE to HL
+LFILL    = 0xC840          ; 0x120 bytes of 0x3C
+DELONG   = 0xC980          ; 0x80 bytes from ROM 0x0600, DE to HL
 
 isr_count:
 	push af
@@ -226,6 +230,38 @@ loops:
 	or c
 	jr nz,11$
 	call regs
+	; copies from DE to HL, 8-bit and 16-bit counts
+	ld de,#rom_table+0x40
+	ld hl,#DECOPY
+	ld c,#48
+12$:	ld a,(de)
+	ld (hl+),a
+	inc de
+	dec c
+	jr nz,12$
+	call regs
+	ld de,#0x0600
+	ld hl,#DELONG
+	ld bc,#0x0080
+13$:	ld a,(de)
+	ld (hl+),a
+	inc de
+	dec bc
+	ld a,c
+	or b
+	jr nz,13$
+	call regs
+	; 16-bit count fill, the value in D
+	ld hl,#LFILL
+	ld bc,#0x0120
+	ld d,#0x3C
+14$:	ld a,d
+	ld (hl+),a
+	dec bc
+	ld a,b
+	or c
+	jr nz,14$
+	call regs
 	; stride fills up to a mark
 	ld hl,#MARK
 	ld de,#4
@@ -245,7 +281,7 @@ loops:
 mode:
 	call loops
 	ld hl,#FILL
-	ld bc,#0x0600
+	ld bc,#0x0800
 	call sum_bytes
 	ret
 
@@ -296,7 +332,20 @@ check:
 	jr z,5$
 	ld b,#8
 	jp fail
-5$:	ret
+5$:	ld a,(LFILL+0x11F)
+	expect 0x3C, 10
+	ld a,(LFILL+0x120)
+	expect 0x00, 11
+	ld a,(DECOPY+47)
+	expect (47+0x40)^0x5A, 12
+	ld a,(DELONG+0x7F)
+	ld b,a
+	ld a,(0x067F)
+	cp b
+	jr z,6$
+	ld b,#13
+	jp fail
+6$:	ret
 
 ; The fill across E000 writes the top of work RAM, where the stack starts: main moves it
 ; down and ends in `pass` instead of returning.

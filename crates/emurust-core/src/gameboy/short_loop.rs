@@ -16,9 +16,12 @@
 //! The shapes (`r` an 8-bit register the body does not otherwise use):
 //! - delay: `L: DEC r; JR NZ,L`
 //! - fill: `L: LD (HL+),A | LD (HL-),A; DEC r; JR NZ,L` (r: B, C, D or E)
-//! - copy: `L: LD A,(HL+); LD (DE),A; INC DE; DEC r; JR NZ,L` (r: B or C)
-//! - long copy: `L: LD A,(HL+); LD (DE),A; INC DE; DEC BC; LD A,C | LD A,B; OR B | OR C;
-//!   JR NZ,L` (the usual `CopyData`)
+//! - copy: `L: LD A,(HL+); LD (DE),A; INC DE; DEC r; JR NZ,L` (r: B or C), or from DE to HL:
+//!   `L: LD A,(DE); LD (HL+),A; INC DE; DEC r; JR NZ,L`
+//! - long copy: the same two with `DEC BC; LD A,C | LD A,B; OR B | OR C` for `DEC r` (the usual
+//!   `CopyData`), `JR NZ,L`
+//! - long fill: `L: LD A,r; LD (HL+),A; DEC BC; LD A,C | LD A,B; OR B | OR C; JR NZ,L` (r: D
+//!   or E)
 //! - fill up to a mark: `L: CP L; RET Z; LD (HL),r; ADD HL,DE | ADD HL,BC; JR L` (a stride
 //!   fill that ends when L reaches A: the first-generation Pokemon games clear their unused
 //!   shadow OAM entries so every frame; r: B, C, D, E or A)
@@ -40,8 +43,12 @@ static HEAD_OFFSETS: [u8; 256] = {
     // LD (HL+),A and LD (HL-),A: the fill loop, branch -4.
     t[0x22] |= 1 << 1;
     t[0x32] |= 1 << 1;
-    // LD A,(HL+): the copy loop (-6) and the long copy (-8).
+    // LD A,(HL+) and LD A,(DE): the copy loops (-6) and the long copies (-8).
     t[0x2A] |= (1 << 3) | (1 << 5);
+    t[0x1A] |= (1 << 3) | (1 << 5);
+    // LD A,D and LD A,E: the long fill (-7).
+    t[0x7A] |= 1 << 4;
+    t[0x7B] |= 1 << 4;
     // CP L: the fill up to a mark (JR -6).
     t[0xBD] |= 1 << 3;
     t
@@ -63,10 +70,12 @@ enum Shape {
     Delay { reg: u8 },
     /// LD (HL+/-),A; DEC `reg`.
     Fill { reg: u8, down: bool },
-    /// LD A,(HL+); LD (DE),A; INC DE; DEC `reg`.
-    Copy { reg: u8 },
+    /// LD A,(HL+); LD (DE),A; INC DE; DEC `reg` (or from DE to HL+).
+    Copy { reg: u8, from_de: bool },
     /// The same with DEC BC and its test.
-    LongCopy,
+    LongCopy { from_de: bool },
+    /// LD A,`reg`; LD (HL+),A; DEC BC and its test.
+    LongFill { reg: u8 },
     /// CP L; RET Z; LD (HL),`value`; ADD HL,BC or DE.
     FillToMark { value: u8, stride_bc: bool },
 }
@@ -79,7 +88,8 @@ impl Shape {
             Shape::Delay { .. } => (&[0, 1], &[0, 4]),
             Shape::Fill { .. } => (&[0, 1, 2], &[0, 8, 12]),
             Shape::Copy { .. } => (&[0, 1, 2, 3, 4], &[0, 8, 16, 24, 28]),
-            Shape::LongCopy => (&[0, 1, 2, 3, 4, 5, 6], &[0, 8, 16, 24, 32, 36, 40]),
+            Shape::LongCopy { .. } => (&[0, 1, 2, 3, 4, 5, 6], &[0, 8, 16, 24, 32, 36, 40]),
+            Shape::LongFill { .. } => (&[0, 1, 2, 3, 4, 5], &[0, 4, 12, 20, 24, 28]),
             Shape::FillToMark { .. } => (&[0, 1, 2, 3, 4], &[0, 4, 12, 20, 28]),
         }
     }
@@ -89,8 +99,8 @@ impl Shape {
         match self {
             Shape::Delay { .. } => 16,
             Shape::Fill { .. } => 24,
-            Shape::Copy { .. } | Shape::FillToMark { .. } => 40,
-            Shape::LongCopy => 52,
+            Shape::Copy { .. } | Shape::FillToMark { .. } | Shape::LongFill { .. } => 40,
+            Shape::LongCopy { .. } => 52,
         }
     }
 
@@ -100,7 +110,8 @@ impl Shape {
             Shape::Delay { .. } => 3,
             Shape::Fill { .. } => 4,
             Shape::Copy { .. } | Shape::FillToMark { .. } => 6,
-            Shape::LongCopy => 8,
+            Shape::LongFill { .. } => 7,
+            Shape::LongCopy { .. } => 8,
         }
     }
 }
@@ -121,11 +132,25 @@ fn shape_of(code: [u8; 8]) -> Option<Shape> {
                 down: st == 0x32,
             })
         }
-        [0x2A, 0x12, 0x13, dec, 0x20, 0xFA, ..] => {
-            dec_reg(dec, &[0, 1]).map(|reg| Shape::Copy { reg })
+        [0x2A, 0x12, 0x13, dec, 0x20, 0xFA, ..] => dec_reg(dec, &[0, 1]).map(|reg| Shape::Copy {
+            reg,
+            from_de: false,
+        }),
+        [0x1A, 0x22, 0x13, dec, 0x20, 0xFA, ..] => {
+            dec_reg(dec, &[0, 1]).map(|reg| Shape::Copy { reg, from_de: true })
         }
         [0x2A, 0x12, 0x13, 0x0B, 0x79, 0xB0, 0x20, 0xF8]
-        | [0x2A, 0x12, 0x13, 0x0B, 0x78, 0xB1, 0x20, 0xF8] => Some(Shape::LongCopy),
+        | [0x2A, 0x12, 0x13, 0x0B, 0x78, 0xB1, 0x20, 0xF8] => {
+            Some(Shape::LongCopy { from_de: false })
+        }
+        [0x1A, 0x22, 0x13, 0x0B, 0x79, 0xB0, 0x20, 0xF8]
+        | [0x1A, 0x22, 0x13, 0x0B, 0x78, 0xB1, 0x20, 0xF8] => {
+            Some(Shape::LongCopy { from_de: true })
+        }
+        [ld @ (0x7A | 0x7B), 0x22, 0x0B, 0x79, 0xB0, 0x20, 0xF9, ..]
+        | [ld @ (0x7A | 0x7B), 0x22, 0x0B, 0x78, 0xB1, 0x20, 0xF9, ..] => {
+            Some(Shape::LongFill { reg: ld & 7 })
+        }
         [0xBD, 0xC8, st, add @ (0x09 | 0x19), 0x18, 0xFA, ..]
             if st & 0xF8 == 0x70 && matches!(st & 7, 0 | 1 | 2 | 3 | 7) =>
         {
@@ -318,11 +343,11 @@ impl GameBoy {
                 count_down(cpu, bus, reg, v, k);
                 Some((k, k == to_zero(v)))
             }
-            Shape::Copy { reg } => {
-                let (hl, de) = (cpu.r.hl(), cpu.r.de());
+            Shape::Copy { reg, from_de } => {
+                let (src, dst) = Self::copy_ends(cpu, from_de);
                 let room = bus
-                    .short_loop_readable(hl)
-                    .min(SystemBus::short_loop_room(de, false));
+                    .short_loop_readable(src)
+                    .min(SystemBus::short_loop_room(dst, false));
                 if room == 0 {
                     return None;
                 }
@@ -331,31 +356,41 @@ impl GameBoy {
                 if k == 0 {
                     return Some((0, false));
                 }
-                Self::short_loop_copy(cpu, bus, hl, de, k);
+                Self::short_loop_copy(cpu, bus, src, dst, k);
                 count_down(cpu, bus, reg, v, k);
                 Some((k, k == to_zero(v)))
             }
-            Shape::LongCopy => {
-                let (hl, de) = (cpu.r.hl(), cpu.r.de());
+            Shape::LongCopy { from_de } => {
+                let (src, dst) = Self::copy_ends(cpu, from_de);
                 let room = bus
-                    .short_loop_readable(hl)
-                    .min(SystemBus::short_loop_room(de, false));
+                    .short_loop_readable(src)
+                    .min(SystemBus::short_loop_room(dst, false));
                 if room == 0 {
                     return None;
                 }
-                let bc = cpu.r.bc();
-                let left = if bc == 0 { 0x10000 } else { bc as u64 };
-                let k = left.min(fit).min(room);
-                if k == 0 {
-                    return Some((0, false));
+                let (k, done) = Self::long_count(cpu, fit.min(room));
+                if k > 0 {
+                    Self::short_loop_copy(cpu, bus, src, dst, k);
+                    Self::long_count_test(cpu);
                 }
-                Self::short_loop_copy(cpu, bus, hl, de, k);
-                let bc = bc.wrapping_sub(k as u16);
-                cpu.r.set_bc(bc);
-                // LD A,C; OR B (or LD A,B; OR C): A is C | B either way, flags from the OR.
-                cpu.r.a = cpu.r.c;
-                cpu.alu(6, cpu.r.b);
-                Some((k, bc == 0))
+                Some((k, done))
+            }
+            Shape::LongFill { reg } => {
+                let hl = cpu.r.hl();
+                let room = SystemBus::short_loop_room(hl, false);
+                if room == 0 {
+                    return None;
+                }
+                let (k, done) = Self::long_count(cpu, fit.min(room));
+                if k > 0 {
+                    let v = cpu.get_r8(bus, reg);
+                    for addr in hl..=hl + (k as u16 - 1) {
+                        bus.short_loop_write(addr, v);
+                    }
+                    cpu.r.set_hl(hl.wrapping_add(k as u16));
+                    Self::long_count_test(cpu);
+                }
+                Some((k, done))
             }
             Shape::FillToMark { value, stride_bc } => {
                 if cpu.r.a == cpu.r.l {
@@ -386,18 +421,47 @@ impl GameBoy {
         }
     }
 
-    /// `k` bytes copied one at a time from `hl` up to `de` up (in order: the ranges may
+    /// A copy loop's source and destination: HL and DE, or DE and HL.
+    #[inline(always)]
+    fn copy_ends(cpu: &crate::cpu::Cpu, from_de: bool) -> (u16, u16) {
+        let (hl, de) = (cpu.r.hl(), cpu.r.de());
+        if from_de {
+            (de, hl)
+        } else {
+            (hl, de)
+        }
+    }
+
+    /// `k` bytes copied one at a time from `src` up to `dst` up (in order: the ranges may
     /// overlap), as the copy loops leave them: A the last byte, HL and DE past the ranges.
     #[inline(always)]
-    fn short_loop_copy(cpu: &mut crate::cpu::Cpu, bus: &mut SystemBus, hl: u16, de: u16, k: u64) {
+    fn short_loop_copy(cpu: &mut crate::cpu::Cpu, bus: &mut SystemBus, src: u16, dst: u16, k: u64) {
         let mut a = cpu.r.a;
         for i in 0..k as u16 {
-            a = bus.short_loop_read(hl + i);
-            bus.short_loop_write(de + i, a);
+            a = bus.short_loop_read(src + i);
+            bus.short_loop_write(dst + i, a);
         }
         cpu.r.a = a;
-        cpu.r.set_hl(hl.wrapping_add(k as u16));
-        cpu.r.set_de(de.wrapping_add(k as u16));
+        cpu.r.set_hl(cpu.r.hl().wrapping_add(k as u16));
+        cpu.r.set_de(cpu.r.de().wrapping_add(k as u16));
+    }
+
+    /// A 16-bit count loop (`DEC BC` and its test) of at most `most` iterations: how many
+    /// run and whether the last leaves the loop; BC counted down by them.
+    #[inline(always)]
+    fn long_count(cpu: &mut crate::cpu::Cpu, most: u64) -> (u64, bool) {
+        let bc = cpu.r.bc();
+        let left = if bc == 0 { 0x10000 } else { bc as u64 };
+        let k = left.min(most);
+        cpu.r.set_bc(bc.wrapping_sub(k as u16));
+        (k, k == left)
+    }
+
+    /// `LD A,C; OR B` (or `LD A,B; OR C`: A is C | B either way), the flags from the OR.
+    #[inline(always)]
+    fn long_count_test(cpu: &mut crate::cpu::Cpu) {
+        cpu.r.a = cpu.r.c;
+        cpu.alu(6, cpu.r.b);
     }
 }
 
@@ -526,6 +590,36 @@ mod tests {
                 setup(0x1000, 0xDF00, 0x0200, 0),
                 vec![0x2A, 0x12, 0x13, 0x0B, 0x78, 0xB1, 0x20, 0xF8],
                 true,
+            ),
+            (
+                "copy from DE, WRAM to HRAM",
+                setup(0xFF90, 0xC000, 0x0030, 0),
+                vec![0x1A, 0x22, 0x13, 0x05, 0x20, 0xFA],
+                true,
+            ),
+            (
+                "long copy from DE, ROM",
+                setup(0xC800, 0x3F80, 0x0101, 0),
+                vec![0x1A, 0x22, 0x13, 0x0B, 0x79, 0xB0, 0x20, 0xF8],
+                true,
+            ),
+            (
+                "long fill D",
+                setup(0xC900, 0x7700, 0x0234, 0),
+                vec![0x7A, 0x22, 0x0B, 0x78, 0xB1, 0x20, 0xF9],
+                true,
+            ),
+            (
+                "long fill E past DFFF",
+                setup(0xDF00, 0x0066, 0x0180, 0),
+                vec![0x7B, 0x22, 0x0B, 0x79, 0xB0, 0x20, 0xF9],
+                true,
+            ),
+            (
+                "long fill into VRAM",
+                setup(0x9800, 0x0011, 0x0040, 0),
+                vec![0x7B, 0x22, 0x0B, 0x79, 0xB0, 0x20, 0xF9],
+                false,
             ),
             // L from 0x00 by 4 to A = 0xA0 (a shadow OAM's clear), DE the stride.
             (
@@ -690,13 +784,16 @@ mod tests {
         assert_eq!(shape_of(pad(&[0x22, 0x3D, 0x20, 0xFC])), None);
         assert_eq!(
             shape_of(pad(&[0x2A, 0x12, 0x13, 0x0D, 0x20, 0xFA])),
-            Some(Shape::Copy { reg: 1 })
+            Some(Shape::Copy {
+                reg: 1,
+                from_de: false
+            })
         );
         // DEC D or E would move the destination.
         assert_eq!(shape_of(pad(&[0x2A, 0x12, 0x13, 0x15, 0x20, 0xFA])), None);
         assert_eq!(
             shape_of([0x2A, 0x12, 0x13, 0x0B, 0x78, 0xB1, 0x20, 0xF8]),
-            Some(Shape::LongCopy)
+            Some(Shape::LongCopy { from_de: false })
         );
         assert_eq!(
             shape_of(pad(&[0xBD, 0xC8, 0x70, 0x19, 0x18, 0xFA])),
