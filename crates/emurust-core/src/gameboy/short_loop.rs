@@ -28,7 +28,7 @@
 
 use super::{GameBoy, SystemBus, PC_TRACE_LEN, PC_TRACE_MASK};
 
-/// `OFFSETS[op]`: the branch offsets (bit `k` for `-(k + 3)`) with which an instruction `op`
+/// `HEAD_OFFSETS[op]`: the branch offsets (bit `k` for `-(k + 3)`) with which an instruction `op`
 /// heads a loop of one of the shapes: the plain loop's test before it hands a branch over.
 static HEAD_OFFSETS: [u8; 256] = {
     let mut t = [0u8; 256];
