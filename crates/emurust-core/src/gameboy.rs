@@ -210,7 +210,8 @@ pub struct SystemBus {
     /// slice. [`BAIL_POLL`]: an `LDH A,(n)` just read an LCD register a polling loop may wait
     /// on (a hint for [`GameBoy::run_poll_loop`]; the slice goes on). [`BAIL_DMA_WAIT`]: an
     /// instruction was fetched from HRAM while an OAM DMA runs (a hint for
-    /// [`GameBoy::run_dma_wait_loop`]).
+    /// [`GameBoy::run_dma_wait_loop`]). [`BAIL_SHORT_LOOP`]: a short branch back into what may
+    /// be a short loop (a hint for `GameBoy::run_short_loop`).
     bail: u8,
     /// The head of the last loop `GameBoy::run_short_loop` would not run: the plain loop's
     /// branches back to it are not handed over (a fill of VRAM, say, would be refused at each
@@ -1044,9 +1045,11 @@ pub struct GameBoy {
     /// Same results either way (tested); a switch for that test and for measurements.
     #[doc(hidden)]
     pub apu_turn_deferral: bool,
-    /// Run polling loops on LY/STAT (`GameBoy::run_poll_loop`) and OAM DMA wait loops
-    /// (`GameBoy::run_dma_wait_loop`) without the interpreter (the default); off, the
-    /// interpreter runs them. Same results either way (tested); a switch for that test.
+    /// Run polling loops on LY/STAT (`GameBoy::run_poll_loop`), OAM DMA wait loops
+    /// (`GameBoy::run_dma_wait_loop`) and short delay, fill and copy loops (`short_loop`)
+    /// without the interpreter (the default); off, the interpreter runs them (and the idle-
+    /// and busy-loop fast-forwards are off too). Same results either way (tested); a switch
+    /// for those tests.
     #[doc(hidden)]
     pub wait_loop_fast_paths: bool,
     /// End the turns of a running CPU inside the slice loop when they can be light
