@@ -471,9 +471,10 @@ mod tests {
     use crate::gameboy::GameBoy;
     use std::sync::Arc;
 
-    /// A 64 KiB MBC1 cartridge: RETI at the interrupt vectors, at 0150 `setup` then `body`
-    /// then `JP 0150`, bank 1 (at 4000) mapped with distinct bytes (copy sources).
-    fn rom(setup: &[u8], body: &[u8]) -> Arc<[u8]> {
+    /// A 64 KiB MBC1 cartridge (for the Game Boy Color with `cgb`): RETI at the interrupt
+    /// vectors, at 0150 `prelude`, then `code` and a jump back to it, bank 1 (at 4000) mapped
+    /// with distinct bytes (copy sources).
+    fn rom(prelude: &[u8], code: &[u8], cgb: bool) -> Arc<[u8]> {
         let mut rom = vec![0u8; 0x10000];
         for (i, b) in rom.iter_mut().enumerate().skip(0x200) {
             *b = (i as u8).wrapping_mul(7) ^ (i >> 8) as u8;
@@ -482,12 +483,27 @@ mod tests {
             rom[v] = 0xD9;
         }
         rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+        if cgb {
+            rom[0x143] = 0x80;
+        }
         rom[0x147] = 0x01;
         rom[0x148] = 0x01;
-        let code: Vec<u8> = [setup, body, &[0xC3, 0x50, 0x01]].concat();
-        rom[0x150..0x150 + code.len()].copy_from_slice(&code);
+        let [lo, hi] = (0x150 + prelude.len() as u16).to_le_bytes();
+        let all: Vec<u8> = [prelude, code, &[0xC3, lo, hi]].concat();
+        rom[0x150..0x150 + all.len()].copy_from_slice(&all);
         rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
         rom.into()
+    }
+
+    /// The program at `start` (it jumps back there after the loop): `setup`, then the loop
+    /// `body`; a loop that leaves through `RET Z` (the fill up to a mark) finds the address
+    /// of that jump back on the stack (`LD BC,nn; PUSH BC` first).
+    fn program(start: u16, setup: &[u8], body: &[u8]) -> Vec<u8> {
+        if body[0] != 0xBD {
+            return [setup, body].concat();
+        }
+        let [lo, hi] = (start + 4 + (setup.len() + body.len()) as u16).to_le_bytes();
+        [&[0x01, lo, hi, 0xC5], setup, body].concat()
     }
 
     /// `LD HL,hl; LD DE,de; LD BC,bc; LD A,a`.
@@ -651,15 +667,14 @@ mod tests {
     fn short_loops_cut_at_every_cycle_match_the_interpreter() {
         use crate::gameboy::BAIL_SHORT_LOOP;
         for (case, setup, body, runs) in cases() {
-            let mut code = setup.clone();
-            code.extend_from_slice(&body);
-            let mut base = GameBoy::new(rom(&[], &code), None).unwrap();
+            let code = program(0x150, &setup, &body);
+            let mut base = GameBoy::new(rom(&[], &code, false), None).unwrap();
             base.cpu.r.pc = 0x150;
             let state = base.save_state();
             let start = base.bus.cycles;
             let (mut a, mut b) = (
-                GameBoy::new(rom(&[], &code), None).unwrap(),
-                GameBoy::new(rom(&[], &code), None).unwrap(),
+                GameBoy::new(rom(&[], &code, false), None).unwrap(),
+                GameBoy::new(rom(&[], &code, false), None).unwrap(),
             );
             let mut ran = 0;
             for cut in (start + 1..start + 2400).step_by(3) {
@@ -712,38 +727,60 @@ mod tests {
         }
     }
 
+    /// The same programs run for frames with interrupts ending slices inside the loops, on the
+    /// DMG and on the Game Boy Color at normal and double speed (a prelude switches: `LD A,1;
+    /// LDH (KEY1),A; STOP`): the fast path on and off leave the same machine, instruction
+    /// count and PC trace at every frame, and it ran where it may.
     #[test]
     fn short_loops_on_and_off_give_the_same_machine() {
-        for (case, setup, body, runs) in cases() {
-            // `setup` sets the registers, the loop runs, and the program starts over.
-            let mut code = setup.clone();
-            code.extend_from_slice(&body);
-            let rom = rom(&[], &code);
-            let make = |on: bool| {
-                let mut gb = GameBoy::new(rom.clone(), None).unwrap();
-                gb.wait_loop_fast_paths = on;
-                gb.set_pc_trace(true);
-                // Timer (every 16 cycles' tick, overflow every 4096) and HBlank STAT
-                // interrupts: slices end inside the loops at moving points.
-                gb.bus.poke(0xFF07, 0x05);
-                gb.bus.poke(0xFF41, 0x08);
-                gb.bus.poke(0xFFFF, 0x07);
-                gb.cpu.ime = true;
-                gb
-            };
-            let (mut on, mut off) = (make(true), make(false));
-            for frame in 0..20 {
-                on.tick(1, false, false);
-                off.tick(1, false, false);
-                let what = format!("{case}: frame {frame}");
-                assert_eq!(on.cpu.r, off.cpu.r, "{what}");
-                assert_eq!(on.instructions(), off.instructions(), "{what}");
-                assert_eq!(on.pc_trace(), off.pc_trace(), "{what}");
-                assert!(on.save_state() == off.save_state(), "{what}: states differ");
+        let double_speed: &[u8] = &[0x3E, 0x01, 0xE0, 0x4D, 0x10, 0x00];
+        for (hardware, cgb, prelude) in [
+            ("DMG", false, &[][..]),
+            ("CGB", true, &[][..]),
+            ("CGB double speed", true, double_speed),
+        ] {
+            for (case, setup, body, runs) in cases() {
+                // `setup` sets the registers, the loop runs, and the program starts over.
+                let code = program(0x150 + prelude.len() as u16, &setup, &body);
+                let rom = rom(prelude, &code, cgb);
+                let make = |on: bool| {
+                    let mut gb = GameBoy::new(rom.clone(), None).unwrap();
+                    assert_eq!(gb.is_cgb(), cgb);
+                    gb.wait_loop_fast_paths = on;
+                    gb.set_pc_trace(true);
+                    // A frame without interrupts (the prelude's STOP), then timer (every 16
+                    // cycles' tick, overflow every 4096) and HBlank STAT interrupts: slices
+                    // end inside the loops at moving points.
+                    gb.tick(1, false, false);
+                    gb.bus.poke(0xFF07, 0x05);
+                    gb.bus.poke(0xFF41, 0x08);
+                    gb.bus.poke(0xFFFF, 0x07);
+                    gb.cpu.ime = true;
+                    gb
+                };
+                let (mut on, mut off) = (make(true), make(false));
+                for frame in 0..20 {
+                    on.tick(1, false, false);
+                    off.tick(1, false, false);
+                    let what = format!("{hardware}, {case}: frame {frame}");
+                    assert_eq!(on.cpu.r, off.cpu.r, "{what}");
+                    assert_eq!(on.instructions(), off.instructions(), "{what}");
+                    assert_eq!(on.pc_trace(), off.pc_trace(), "{what}");
+                    assert!(on.save_state() == off.save_state(), "{what}: states differ");
+                }
+                assert_eq!(
+                    on.bus.cgbx.double_speed,
+                    !prelude.is_empty(),
+                    "{hardware}, {case}"
+                );
+                let ran = on.wait_loop_stats.short_loop_instructions;
+                assert_eq!(
+                    ran > 0,
+                    runs,
+                    "{hardware}, {case}: {ran} instructions by the fast path"
+                );
+                assert_eq!(off.wait_loop_stats.short_loops, 0, "{hardware}, {case}");
             }
-            let ran = on.wait_loop_stats.short_loop_instructions;
-            assert_eq!(ran > 0, runs, "{case}: {ran} instructions by the fast path");
-            assert_eq!(off.wait_loop_stats.short_loops, 0, "{case}");
         }
     }
 
