@@ -31,9 +31,10 @@ def test_test_rom_identical_to_pyboy(rom):
         assert r.serial_emurust.rstrip().endswith(b"PASSED"), r.serial_emurust[-200:]
 
 
-@pytest.mark.parametrize("name,cgb", [("lcd_timing", False), ("timer", False), ("cgb", None)])
+@pytest.mark.parametrize("name,cgb", [("lcd_timing", False), ("timer", False), ("cgb", None), ("short_loops", True)])
 def test_cycles_and_stat_every_frame(name, cgb):
-    """The rest of the suite checks CPU cycles and STAT every STATE_EVERY frames; here every frame."""
+    """The rest of the suite checks CPU cycles and STAT every STATE_EVERY frames; here every frame
+    (short_loops also on Game Boy Color hardware, where the short-loop fast path runs too)."""
     frames = 300
     r = rollout(str(ROOT / "roms" / f"{name}.gb"), frames, seed=1, state_every=1, cgb=cgb)
     assert r.divergence is None, str(r.divergence)
