@@ -26,7 +26,7 @@
 //!   fill that ends when L reaches A: the first-generation Pokemon games clear their unused
 //!   shadow OAM entries so every frame; r: B, C, D, E or A)
 
-use super::{GameBoy, SystemBus, PC_TRACE_LEN, PC_TRACE_MASK};
+use super::{GameBoy, SystemBus};
 
 /// `HEAD_OFFSETS[op]`: the branch offsets (bit `k` for `-(k + 3)`) with which an instruction `op`
 /// heads a loop of one of the shapes: the plain loop's test before it hands a branch over.
@@ -201,6 +201,21 @@ impl SystemBus {
         }
     }
 
+    /// How many bytes a copy from `src` up to `dst` up may move (the smaller of the two).
+    #[inline(always)]
+    fn short_loop_copy_room(&self, src: u16, dst: u16) -> u64 {
+        self.short_loop_readable(src)
+            .min(Self::short_loop_room(dst, false))
+    }
+
+    /// `k` bytes of `v` from `first` up, within what [`SystemBus::short_loop_room`] allows.
+    #[inline(always)]
+    fn short_loop_fill(&mut self, first: u16, k: u64, v: u8) {
+        for addr in first..=first + (k as u16 - 1) {
+            self.short_loop_write(addr, v);
+        }
+    }
+
     /// A byte [`SystemBus::short_loop_room`] allows.
     #[inline(always)]
     fn short_loop_write(&mut self, addr: u16, v: u8) {
@@ -209,16 +224,6 @@ impl SystemBus {
             0xFF80..=0xFFFE => self.hram[(addr - 0xFF80) as usize] = v,
             _ => debug_assert!(false, "a short loop writes work RAM and HRAM only"),
         }
-    }
-}
-
-/// Iterations left to a loop counted down by `DEC` from `v` (to zero: 256 from 0).
-#[inline(always)]
-fn to_zero(v: u8) -> u64 {
-    if v == 0 {
-        256
-    } else {
-        v as u64
     }
 }
 
@@ -267,27 +272,23 @@ impl GameBoy {
         if iterations == 0 {
             return;
         }
-        // The clock, count and PC trace as the interpreter leaves them.
-        let count = iterations * len as u64;
-        let base = self.instructions;
-        let end = start + iterations * cycles - if exited { 4 } else { 0 };
-        if self.pc_trace_on || end >= traced_from {
-            let from = count.saturating_sub(PC_TRACE_LEN as u64);
-            let mut at = (from % len as u64) as usize;
-            for k in from..count {
-                self.pc_trace[(base + k) as usize & PC_TRACE_MASK] = head + offsets[at];
-                at += 1;
-                if at == len {
-                    at = 0;
-                }
-            }
-        } else if self.pc_trace_from < base + count {
-            // As the untraced plain loop leaves it: complete from the next instruction on.
-            self.pc_trace_from = base + count;
-        }
-        self.instructions = base + count;
-        let last_iteration = start + (iterations - 1) * cycles;
         // (The last branch, not taken, has no internal cycle.)
+        let end = start + iterations * cycles - if exited { 4 } else { 0 };
+        // The count and PC trace as the interpreter leaves them: traced where the plain loop
+        // would trace (`GameBoy::skip_iterations`, as the other loop skips), else only
+        // counted, the trace complete from the next instruction on (as after an untraced run).
+        let count = iterations * len as u64;
+        if self.pc_trace_on || end >= traced_from {
+            let mut pcs = [0u16; 8];
+            for (pc, offset) in pcs.iter_mut().zip(offsets) {
+                *pc = head + offset;
+            }
+            self.skip_iterations(&pcs[..len], 0, iterations, cycles);
+        } else {
+            self.instructions += count;
+            self.pc_trace_from = self.pc_trace_from.max(self.instructions);
+        }
+        let last_iteration = start + (iterations - 1) * cycles;
         self.bus.cycles = end;
         self.bus.instr_start = last_iteration + last_start;
         self.bus.prev_instr_start = last_iteration + starts[len - 2];
@@ -304,67 +305,41 @@ impl GameBoy {
     fn short_loop_iterations(&mut self, shape: Shape, fit: u64) -> Option<(u64, bool)> {
         let cpu = &mut self.cpu;
         let bus = &mut self.bus;
-        // `DEC reg` from `v` run `k` times: the register and flags as the last one leaves them.
-        let count_down =
-            |cpu: &mut crate::cpu::Cpu, bus: &mut SystemBus, reg: u8, v: u8, k: u64| {
-                let v = cpu.dec8(v.wrapping_sub((k - 1) as u8));
-                cpu.set_r8(bus, reg, v);
-            };
         match shape {
-            Shape::Delay { reg } => {
-                let v = cpu.get_r8(bus, reg);
-                let k = to_zero(v).min(fit);
-                if k > 0 {
-                    count_down(cpu, bus, reg, v, k);
-                }
-                Some((k, k == to_zero(v)))
-            }
+            Shape::Delay { reg } => Some(Self::byte_count(cpu, bus, reg, fit)),
             Shape::Fill { reg, down } => {
                 let hl = cpu.r.hl();
                 let room = SystemBus::short_loop_room(hl, down);
                 if room == 0 {
                     return None;
                 }
-                let v = cpu.get_r8(bus, reg);
-                let k = to_zero(v).min(fit).min(room);
-                if k == 0 {
-                    return Some((0, false));
+                let (k, done) = Self::byte_count(cpu, bus, reg, fit.min(room));
+                if k > 0 {
+                    let (first, next) = if down {
+                        (hl - (k as u16 - 1), hl.wrapping_sub(k as u16))
+                    } else {
+                        (hl, hl.wrapping_add(k as u16))
+                    };
+                    bus.short_loop_fill(first, k, cpu.r.a);
+                    cpu.r.set_hl(next);
                 }
-                let (first, next) = if down {
-                    (hl - (k as u16 - 1), hl.wrapping_sub(k as u16))
-                } else {
-                    (hl, hl.wrapping_add(k as u16))
-                };
-                let a = cpu.r.a;
-                for addr in first..=first + (k as u16 - 1) {
-                    bus.short_loop_write(addr, a);
-                }
-                cpu.r.set_hl(next);
-                count_down(cpu, bus, reg, v, k);
-                Some((k, k == to_zero(v)))
+                Some((k, done))
             }
             Shape::Copy { reg, from_de } => {
                 let (src, dst) = Self::copy_ends(cpu, from_de);
-                let room = bus
-                    .short_loop_readable(src)
-                    .min(SystemBus::short_loop_room(dst, false));
+                let room = bus.short_loop_copy_room(src, dst);
                 if room == 0 {
                     return None;
                 }
-                let v = cpu.get_r8(bus, reg);
-                let k = to_zero(v).min(fit).min(room);
-                if k == 0 {
-                    return Some((0, false));
+                let (k, done) = Self::byte_count(cpu, bus, reg, fit.min(room));
+                if k > 0 {
+                    Self::short_loop_copy(cpu, bus, src, dst, k);
                 }
-                Self::short_loop_copy(cpu, bus, src, dst, k);
-                count_down(cpu, bus, reg, v, k);
-                Some((k, k == to_zero(v)))
+                Some((k, done))
             }
             Shape::LongCopy { from_de } => {
                 let (src, dst) = Self::copy_ends(cpu, from_de);
-                let room = bus
-                    .short_loop_readable(src)
-                    .min(SystemBus::short_loop_room(dst, false));
+                let room = bus.short_loop_copy_room(src, dst);
                 if room == 0 {
                     return None;
                 }
@@ -384,9 +359,7 @@ impl GameBoy {
                 let (k, done) = Self::long_count(cpu, fit.min(room));
                 if k > 0 {
                     let v = cpu.get_r8(bus, reg);
-                    for addr in hl..=hl + (k as u16 - 1) {
-                        bus.short_loop_write(addr, v);
-                    }
+                    bus.short_loop_fill(hl, k, v);
                     cpu.r.set_hl(hl.wrapping_add(k as u16));
                     Self::long_count_test(cpu);
                 }
@@ -419,6 +392,26 @@ impl GameBoy {
                 Some((k, false))
             }
         }
+    }
+
+    /// An 8-bit count loop (`DEC reg`) of at most `most` iterations: how many run and whether
+    /// the last leaves the loop (the register reaches zero; from zero, 256 run); the register
+    /// and flags as the last `DEC` leaves them (untouched when none runs).
+    #[inline(always)]
+    fn byte_count(
+        cpu: &mut crate::cpu::Cpu,
+        bus: &mut SystemBus,
+        reg: u8,
+        most: u64,
+    ) -> (u64, bool) {
+        let v = cpu.get_r8(bus, reg);
+        let left = if v == 0 { 256 } else { v as u64 };
+        let k = left.min(most);
+        if k > 0 {
+            let last = cpu.dec8(v.wrapping_sub((k - 1) as u8));
+            cpu.set_r8(bus, reg, last);
+        }
+        (k, k == left)
     }
 
     /// A copy loop's source and destination: HL and DE, or DE and HL.
