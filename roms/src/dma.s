@@ -136,11 +136,4 @@ str_during:   .asciz "OAM[0] during DMA"
 str_mismatch: .asciz "OAM mismatch at FE"
 str_ly_after: .asciz "LY after DMA in VBlank"
 
-	.org 0x3A00
-; ROM source: i ^ 0x5A for i = 0..159
-rom_table:
-v = 0
-	.rept 160
-	.db v ^ 0x5A
-v = v + 1
-	.endm
+	.include "rom_table.inc"

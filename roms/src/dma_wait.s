@@ -337,11 +337,4 @@ main:
 str_title: .asciz "dma_wait\n"
 str_sum:   .asciz "log checksum"
 
-	.org 0x3A00
-; ROM source: i ^ 0x5A for i = 0..159
-rom_table:
-v = 0
-	.rept 160
-	.db v ^ 0x5A
-v = v + 1
-	.endm
+	.include "rom_table.inc"

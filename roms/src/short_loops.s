@@ -411,11 +411,4 @@ str_title: .asciz "short_loops\n"
 str_sum:   .asciz "sum"
 str_mix:   .asciz "mix"
 
-	.org 0x3A00
-; ROM source: i ^ 0x5A for i = 0..159
-rom_table:
-v = 0
-	.rept 160
-	.db v ^ 0x5A
-v = v + 1
-	.endm
+	.include "rom_table.inc"
