@@ -9,7 +9,7 @@
 //! profiles),
 //! `digest` prints a hash of every frame's screen (when drawn), samples and machine state
 //! (with `start`-style buttons pressed pseudo-randomly), to check that an optimisation
-//! changed nothing (compare the line before and after); `idle-off`, `defer-off` and
+//! changed nothing (compare the line before and after); `idle-off`, `defer-off`, `lines-off` and
 //! `wait-off` turn off the idle-loop fast-forward, the LCD deferral and every wait-loop fast
 //! path (to compare digests with them on); `v2-play` presses buttons as PokemonRedExperiments
 //! v2's agents do (from its `init.state`, a profile of v2's play without Python): every 24
@@ -25,7 +25,7 @@ use emurust_core::gameboy::Options;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start|state=PATH|digest|idle-off|defer-off|wait-off|v2-play|v2-ticks]...";
+    let usage = "usage: run_frames ROM FRAMES [render] [sound-off|sample|rate=HZ|start|state=PATH|digest|idle-off|defer-off|lines-off|wait-off|v2-play|v2-ticks]...";
     let rom = args.next().expect(usage);
     let frames: u32 = args
         .next()
@@ -35,6 +35,7 @@ fn main() {
     let mut state: Option<String> = None;
     let mut idle_off = false;
     let mut defer_off = false;
+    let mut lines_off = false;
     let mut wait_off = false;
     let mut digest: Option<u64> = None;
     let mut sound = SoundOptions::default();
@@ -47,6 +48,7 @@ fn main() {
             "digest" => digest = Some(0xcbf2_9ce4_8422_2325),
             "idle-off" => idle_off = true,
             "defer-off" => defer_off = true,
+            "lines-off" => lines_off = true,
             "wait-off" => wait_off = true,
             "v2-play" => v2_play = true,
             "v2-ticks" => v2_ticks = true,
@@ -75,6 +77,7 @@ fn main() {
     .unwrap_or_else(|e| panic!("{e}"));
     gb.idle_loop_fast_forward = !idle_off;
     gb.lcd_deferral = !defer_off;
+    gb.multi_line_deferral = !lines_off;
     gb.wait_loop_fast_paths = !wait_off;
     let t = Instant::now();
     for i in 0..frames {

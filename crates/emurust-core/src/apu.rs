@@ -625,6 +625,19 @@ impl Apu {
         self.emulated && self.powered
     }
 
+    /// An FF04 write hit DIV's APU bit since the last NR14 write: a power-on then reads the
+    /// timer's counter as of its last sync (see [`Apu::write`]), which every turn's end moves.
+    #[inline]
+    pub fn div_edge_written(&self) -> bool {
+        self.div_edge_written
+    }
+
+    /// Whether the unit is on (NR52 bit 7).
+    #[inline]
+    pub fn powered(&self) -> bool {
+        self.powered
+    }
+
     /// Whether sound is emulated (PyBoy's `sound_emulated`).
     #[inline]
     pub fn emulated(&self) -> bool {

@@ -198,14 +198,19 @@ pub struct SystemBus {
     /// Within `GameBoy::run_frame`: the APU may skip its end-of-turn catch-ups while
     /// [`Apu::catch_up_can_wait`]; register accesses and the frame's end catch it up.
     apu_may_lag: bool,
-    /// While not 0: the LCD's transitions before this cycle, the rest of a line, run late
-    /// (see [`Lcd::deferrable_line_end`]): the slice runs to this cycle (a turn's end) rather
-    /// than ending a turn at each of them. Any access that may see or change what they do
-    /// replays them first, and most also end the deferral (`SystemBus::lcd_deferral_access`).
+    /// While not 0: the LCD's transitions before this cycle, the rest of a line or of several
+    /// (see [`Lcd::deferrable_line_end`], [`Lcd::deferrable_span_end`]), run late: the slice
+    /// runs to this cycle (a turn's end) rather than ending a turn at each of them. Any access
+    /// that may see or change what they do replays them first, and most also end the
+    /// deferral (`SystemBus::lcd_deferral_access`).
     lcd_deferred_until: u64,
     /// The slice's target after an access ended the LCD's deferral: the first transition
     /// after the instruction's start, where the turn in progress ends.
     deferral_retarget: u64,
+    /// The line (LY) on which a read of LY or STAT last ended a deferral: no new one starts
+    /// on it (a polling loop reads them over and over, and deferrals it ends at each read
+    /// cost more than they save; Shock Lobster polls LY for much of each frame).
+    lcd_polled_line: u8,
     /// [`BAIL_END`]: set by writes that may change what the scheduler planned; ends the
     /// slice. [`BAIL_POLL`]: an `LDH A,(n)` just read an LCD register a polling loop may wait
     /// on (a hint for [`GameBoy::run_poll_loop`]; the slice goes on). [`BAIL_DMA_WAIT`]: an
@@ -237,6 +242,11 @@ const fn store_ends_with_write(opcode: u16) -> bool {
         opcode,
         0x02 | 0x12 | 0x22 | 0x32 | 0x36 | 0x70..=0x75 | 0x77 | 0xEA
     )
+}
+
+/// [`store_ends_with_write`], and the stores into FF00-FFFF (`LDH (a8),A`, `LD (C),A`).
+const fn io_store_ends_with_write(opcode: u16) -> bool {
+    store_ends_with_write(opcode) || matches!(opcode, 0xE0 | 0xE2)
 }
 
 /// See [`SystemBus::bail`].
@@ -296,6 +306,7 @@ impl SystemBus {
             short_loop_refused: 0xFFFF,
             lcd_deferred_until: 0,
             deferral_retarget: 0,
+            lcd_polled_line: 0xFF,
         }
     }
 
@@ -454,7 +465,17 @@ impl SystemBus {
         self.cart.write_rom_area(addr, value, now);
         self.refresh_rom_window();
         // The instruction ends at `cycles` when its write is its last M-cycle.
-        if !(store_ends_with_write(self.opcode)
+        self.end_slice_unless_light(store_ends_with_write(self.opcode));
+    }
+
+    /// After a write that ends PyBoy's CPU slice but changes nothing any device's next event
+    /// or the interrupts depend on (a bank switch, a joypad select, a write to the sound unit
+    /// while it is off): the slice goes on when its turn end would be light, as for
+    /// [`SystemBus::write_mbc_from_cpu`]; `ends_with_write` says that the instruction ends
+    /// with the write (at `cycles`).
+    #[inline]
+    fn end_slice_unless_light(&mut self, ends_with_write: bool) {
+        if !(ends_with_write
             && self.pending_interrupts() == 0
             && self.light_turn_end_devices(self.cycles))
         {
@@ -465,15 +486,28 @@ impl SystemBus {
     /// Accesses that neither see nor change anything the LCD's deferred transitions do or
     /// depend on, nor what the scheduler planned: cartridge ROM and its bank registers (a
     /// bank switch's own turn end, `write_mbc_from_cpu`, needs no LCD), cartridge RAM, work
-    /// RAM and its echo, HRAM (slow only during an OAM DMA, when nothing is deferred), and
-    /// reads of the joypad register. Everything else (the LCD's registers, VRAM and OAM,
-    /// IF and IE, the other devices' registers) replays the deferred transitions first.
+    /// RAM and its echo, HRAM (slow only during an OAM DMA, when nothing is deferred), the
+    /// joypad register (a write only selects what reads show), and reads of the timer's
+    /// registers (a sync, and syncs compose: no overflow comes before the deferral's end,
+    /// which is before `others_at`). Everything else (the LCD's registers, VRAM and OAM, IF
+    /// and IE, the other devices' registers) replays the deferred transitions first.
     #[inline]
     fn inert_during_lcd_deferral(addr: u16, write: bool) -> bool {
         addr < 0x8000
             || (0xA000..0xFE00).contains(&addr)
             || (0xFF80..0xFFFF).contains(&addr)
-            || (addr == 0xFF00 && !write)
+            || addr == 0xFF00
+            || ((0xFF04..=0xFF07).contains(&addr) && !write)
+    }
+
+    /// The sound registers and wave RAM while the unit is off, but for NR52 (FF26): such an
+    /// access only catches the APU up (its sequencer steps on), which changes no turn end's
+    /// outcome, and the turn ends' records then do not matter
+    /// ([`Apu::turn_end_records_matter`]). (PokemonRedExperiments v2's game leaves the unit
+    /// off and its sound engine writes NR50 and NR51 every frame.)
+    #[inline]
+    fn apu_access_inert(&self, addr: u16) -> bool {
+        (0xFF10..0xFF40).contains(&addr) && addr != 0xFF26 && !self.apu.powered()
     }
 
     /// Accesses that see or change only what the deferred transitions do, not whether they
@@ -497,11 +531,14 @@ impl SystemBus {
     /// past).
     #[inline(never)]
     fn lcd_deferral_access(&mut self, addr: u16, write: bool) {
-        if Self::inert_during_lcd_deferral(addr, write) {
+        if Self::inert_during_lcd_deferral(addr, write) || self.apu_access_inert(addr) {
             return;
         }
         self.replay_lcd_deferral(self.instr_start, self.prev_instr_start);
         if !Self::keeps_lcd_deferral(addr) {
+            if addr == 0xFF41 || addr == 0xFF44 {
+                self.lcd_polled_line = self.lcd.ly();
+            }
             self.end_lcd_deferral();
         }
     }
@@ -509,12 +546,12 @@ impl SystemBus {
     /// Run the deferred transitions due by `at`, an instruction boundary (the one before it
     /// started at `prev`), as the turns that ended by then would have. If one fell within that
     /// instruction, a turn ended at `at`, recording its time in the APU as
-    /// `light_turn_end_devices` does, where that record matters (DMG: only `run_slice`'s
-    /// TRACK_PREV copy defers then, and keeps `prev`; the others' `prev` may be stale).
+    /// `light_turn_end_devices` does, where that record matters (`run_slice`'s copy that
+    /// defers keeps `prev`).
     fn replay_lcd_deferral(&mut self, at: u64, prev: u64) {
         let last = self
             .lcd
-            .replay_deferred(at.min(self.lcd_deferred_until - 1));
+            .replay_deferred(at.min(self.lcd_deferred_until - 1), prev);
         if self.apu.turn_end_records_matter() && last > prev {
             debug_assert!(!self.cgb);
             self.apu.skip_turn_catch_up(at);
@@ -813,7 +850,10 @@ impl SystemBus {
             return;
         }
         match addr {
-            0xFF00 => self.joypad.write(value),
+            0xFF00 => {
+                self.joypad.write(value);
+                return self.end_slice_unless_light(io_store_ends_with_write(self.opcode));
+            }
             0xFF01 | 0xFF02 => {
                 if self.serial.sync(now) {
                     self.if_reg |= interrupts::SERIAL;
@@ -839,7 +879,13 @@ impl SystemBus {
                 }
             }
             0xFF0F => self.if_reg = value & 0x1F,
-            0xFF10..=0xFF3F => self.apu.write(addr, value, now, self.timer.counter()),
+            0xFF10..=0xFF3F => {
+                let off = !self.apu.powered() && addr != 0xFF26;
+                self.apu.write(addr, value, now, self.timer.counter());
+                if off {
+                    return self.end_slice_unless_light(io_store_ends_with_write(self.opcode));
+                }
+            }
             0xFF46 => {
                 self.lcd.tick(now);
                 self.drain_lcd_irq();
@@ -1066,8 +1112,14 @@ pub struct GameBoy {
     /// scheduler turn, where none can raise an interrupt (DMG timing, sound on or off;
     /// [`Lcd::deferrable_line_end`]); off only to check that it changes nothing.
     pub lcd_deferral: bool,
+    /// With `lcd_deferral`: let the deferral go on across lines, their LY steps included, where
+    /// none raises an interrupt ([`Lcd::deferrable_span_end`]); off only to check that it
+    /// changes nothing.
+    pub multi_line_deferral: bool,
     /// Lines whose transitions were deferred (statistics, not saved).
     pub lcd_deferred_lines: u64,
+    /// Of those deferrals' LY steps, how many ran late too (`multi_line_deferral`; statistics).
+    pub lcd_deferred_ly_steps: u64,
     /// Of those, the lines deferred from their LY step with the OAM step overdue (see
     /// [`Lcd::deferrable_line_end`]; statistics for tests and profiles).
     pub lcd_deferred_overdue_oam: u64,
@@ -1199,6 +1251,8 @@ impl GameBoy {
             light_turns: true,
             idle_loop_fast_forward: true,
             lcd_deferral: true,
+            multi_line_deferral: true,
+            lcd_deferred_ly_steps: 0,
             lcd_deferred_lines: 0,
             lcd_deferred_overdue_oam: 0,
             wait_loop_stats: WaitLoopStats::default(),
@@ -1413,20 +1467,14 @@ impl GameBoy {
             self.hdma_turn();
         } else if !self.light_turns {
             self.run_slice::<false, false, false>(budget);
-        } else if self.lcd_deferral
-            && (!self.bus.apu.emulated()
-                || (!self.bus.cgb && !self.bus.apu.turn_end_records_matter()))
-        {
-            // Sound off: the deferred transitions' turns' ends would only have ticked the LCD
-            // (the APU's part records the time, the last one counts). So too with DMG sound and
-            // the unit powered off (PokemonRedExperiments v2's start state): the APU's records
-            // of those ends change nothing. A power-on within the slice stops new deferrals in
-            // it (see `run_slice`).
-            self.run_slice::<true, true, false>(budget);
-        } else if self.lcd_deferral && !self.bus.cgb {
-            // DMG sound: those turns' ends would also have recorded their time in the APU
-            // (`Apu::skip_turn_catch_up`), which an access at that very cycle sees: the
-            // deferral keeps the previous instruction's start to tell (`lcd_deferral_access`).
+        } else if self.lcd_deferral && (!self.bus.cgb || !self.bus.apu.emulated()) {
+            // DMG timing (Game Boy Color hardware never defers): the LCD's transitions may run
+            // late. The interpreter keeps the previous instruction's start: with it the
+            // replays tell whether a deferred LY step's OAM step ran (`Lcd::replay_deferred`),
+            // and whether a transition's turn ended within the instruction under way, whose
+            // record in the APU an access at that very cycle sees (`lcd_deferral_access`,
+            // with DMG sound and the unit on). Keeping it costs about one host instruction
+            // per instruction; deferring whole stretches of lines saves more.
             self.run_slice::<true, true, true>(budget);
         } else {
             self.run_slice::<true, false, false>(budget);
@@ -1699,8 +1747,8 @@ impl GameBoy {
     /// turns while [`GameBoy::light_turn_end`] allows (`run_frame` only).
     /// `DEFER_LCD` (with `TURNS`): those turns may defer a line's LCD transitions
     /// ([`GameBoy::defer_lcd`]); a separate copy, so that the other runs pay nothing for it.
-    /// `TRACK_PREV` (with `DEFER_LCD`, DMG sound on and the unit powered): the interpreter
-    /// keeps the previous instruction's start (`SystemBus::prev_instr_start`).
+    /// `TRACK_PREV` (with `DEFER_LCD`; tests also without): the interpreter keeps the previous
+    /// instruction's start (`SystemBus::prev_instr_start`).
     fn run_slice<const TURNS: bool, const DEFER_LCD: bool, const TRACK_PREV: bool>(
         &mut self,
         budget: u64,
@@ -1781,12 +1829,17 @@ impl GameBoy {
                 if !DEFER_LCD || self.bus.bail & BAIL_RETARGET == 0 {
                     break;
                 }
-                // The other hints (an LCD poll's) are dropped: the interpreter runs such code anyway.
                 let bail = self.bus.bail;
                 self.bus.bail = bail & BAIL_END;
                 target = target.min(self.bus.deferral_retarget);
                 if bail & BAIL_END != 0 {
                     break;
+                }
+                // An LCD poll's read ended the deferral (an LY or STAT read does): its loop
+                // runs now, up to the new target. (The other hints are dropped: the interpreter
+                // runs such code anyway.)
+                if bail & BAIL_POLL != 0 {
+                    self.run_poll_loop(target);
                 }
             }
             if DEFER_LCD && self.bus.lcd_deferred_until != 0 {
@@ -1805,15 +1858,21 @@ impl GameBoy {
             // deferral has got cheaper since: deferring at once now saves 2-4% of host
             // instructions on every game measured and runs faster in wall clock too.)
             if DEFER_LCD {
-                // Without the previous instruction's start (TRACK_PREV), only while the APU's
-                // records of turn ends change nothing: the unit may have been powered on
-                // since the slice began. (A deferral under way when that write came ended at
-                // it: an APU access is not inert.) The common refusals inline: in mode 0, 1 or
-                // 3, or an overdue OAM step.
-                if self.bus.lcd.line_may_defer()
+                // Without the previous instruction's start (TRACK_PREV), only a line at a time
+                // and only while the APU's records of turn ends change nothing: the unit may
+                // have been powered on since the slice began. (A deferral under way when that
+                // write came ended at it: an APU access to a powered unit is not inert.) The
+                // common refusals inline: a slice ended by a write that may change what the
+                // scheduler planned (`BAIL_END`), and where nothing can be deferred.
+                if self.bus.bail & BAIL_END == 0
+                    && self.bus.lcd.line_may_defer(
+                        TRACK_PREV
+                            && self.multi_line_deferral
+                            && !self.bus.apu.turn_end_records_matter(),
+                    )
                     && (TRACK_PREV || !self.bus.apu.turn_end_records_matter())
                 {
-                    target = self.defer_lcd(target);
+                    target = self.defer_lcd(target, TRACK_PREV);
                 }
             }
         }
@@ -1822,24 +1881,55 @@ impl GameBoy {
     /// After a light turn's end whose next `target` is the LCD's: the rest of the line's
     /// transitions deferred where they may be ([`Lcd::deferrable_line_end`], nothing else due
     /// before the line's end, `others_at`), and the new target (the line's end); else `target`.
+    /// `lines`: the deferral may go on for further lines while the interpreter keeps the
+    /// previous instruction's start (`TRACK_PREV`), which the replays need to tell whether
+    /// the last deferred LY step's OAM step ran ([`Lcd::replay_deferred`]).
     #[inline(never)]
-    fn defer_lcd(&mut self, target: u64) -> u64 {
+    fn defer_lcd(&mut self, target: u64, lines: bool) -> u64 {
         // In the last loop proved idle, the slice would resume it (`first_idle_check`), which
         // ends a deferral at once: the idle-loop fast-forward skips more.
         let (low, high, _) = self.last_idle_loop;
-        if (low..=high).contains(&self.cpu.r.pc) {
+        if (low..=high).contains(&self.cpu.r.pc) || self.bus.lcd.ly() == self.bus.lcd_polled_line {
             return target;
         }
-        let Some(line_end) = self.bus.lcd.deferrable_line_end(self.bus.cycles) else {
-            return target;
+        // Across lines too: only with the previous instruction's start kept (`lines`), and not
+        // while the APU's records of turn ends matter (`Lcd::deferrable_span_end`) or a sound
+        // power-on would read the timer's counter as of the last turn end (`Apu::write`).
+        let lines = lines
+            && self.multi_line_deferral
+            && !self.bus.apu.turn_end_records_matter()
+            && !self.bus.apu.div_edge_written();
+        let now = self.bus.cycles;
+        let lcd = &self.bus.lcd;
+        let line_end = match lcd.deferrable_line_end(now) {
+            Some(end) => end,
+            None if lines => match lcd.deferrable_line_end_later(now) {
+                Some(end) => end,
+                None => return target,
+            },
+            None => return target,
         };
-        if line_end >= self.others_at || self.bus.bail & BAIL_END != 0 {
+        // (A slice ended by a write that may change what the scheduler planned is not
+        // deferred from: the caller checks `BAIL_END`.)
+        if line_end >= self.others_at {
             return target;
         }
-        self.bus.lcd_deferred_until = line_end;
+        let mut end = line_end;
+        if lines {
+            end = lcd.deferrable_span_end(line_end, self.others_at);
+            if end <= target {
+                // Nothing past the next transition (an LY step that may not be deferred):
+                // the turn ends there anyway.
+                return target;
+            }
+            let ly_steps = (end - line_end) / 456;
+            self.lcd_deferred_lines += ly_steps;
+            self.lcd_deferred_ly_steps += ly_steps;
+        }
+        self.bus.lcd_deferred_until = end;
         self.lcd_deferred_lines += 1;
         self.lcd_deferred_overdue_oam += self.bus.lcd.oam_step_overdue() as u64;
-        line_end
+        end
     }
 
     /// The slice's end while the LCD's transitions are deferred: the turn ends at or after the
@@ -1849,7 +1939,8 @@ impl GameBoy {
     fn end_lcd_deferral_at_turn_end(&mut self) {
         let bus = &mut self.bus;
         let until = bus.lcd_deferred_until;
-        bus.lcd.replay_deferred(bus.cycles.min(until - 1));
+        bus.lcd
+            .replay_deferred(bus.cycles.min(until - 1), bus.instr_start);
         // (An LCD access in the turn's last instruction may have ticked past it.)
         debug_assert!(bus.bail & BAIL_END != 0 || bus.lcd.next_transition_at() >= until);
         bus.lcd_deferred_until = 0;

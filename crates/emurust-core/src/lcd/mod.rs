@@ -772,6 +772,7 @@ impl Lcd {
     /// `turn_budget` gives), and so does the replay (the first instruction boundary after
     /// `now`). Returns the cycle of the line's last transition: the next line's LY step, or
     /// VBlank after line 143. DMG timing only, past the first frame.
+    ///
     #[inline]
     pub fn deferrable_line_end(&self, now: u64) -> Option<u64> {
         if self.cgb_hw
@@ -800,6 +801,69 @@ impl Lcd {
         now.checked_add(mode3_at + 172 + rest)
     }
 
+    /// Where [`deferrable_line_end`](Self::deferrable_line_end) finds nothing, for a caller
+    /// that can follow LY steps ([`deferrable_span_end`](Self::deferrable_span_end)): in mode
+    /// 3, the line's end (HBlank still to come); in HBlank, the next LY step (returned as the
+    /// line's end: the span must then go on past it); on VBlank's lines 144-152, the next
+    /// one's LY step. Called at a turn's end as that one is.
+    #[inline(never)]
+    pub fn deferrable_line_end_later(&self, now: u64) -> Option<u64> {
+        if self.cgb_hw
+            || !self.enabled()
+            || self.restart_pending
+            || self.first_frame
+            || self.stat & 0x28 != 0
+            || self.step == Step::Oam
+        {
+            return None;
+        }
+        debug_assert_eq!(now, self.last_now, "called at the last tick");
+        let to_next = self.to_interrupt;
+        let line_end = match (self.mode, self.step, self.next_mode) {
+            // Mode 3 (at most 172 + 117 dots) and HBlank (at most 204) left: the line's end
+            // from mode 3's extra, as `hblank_started_dmg_timing` counts it.
+            (3, Step::Mode, 0) if self.ly <= 143 && (1..=300).contains(&to_next) => {
+                let rest = if self.ly < 143 { 200 } else { 204 };
+                to_next as u64 + (rest - self.mode3_extra as i64) as u64
+            }
+            (0, Step::NextLine, _) if self.ly < 143 && (1..=204).contains(&to_next) => {
+                to_next as u64
+            }
+            // A VBlank line's LY step (the one after line 153 ends the frame).
+            (1, Step::Mode, 1) if (144..153).contains(&self.ly) && (1..=456).contains(&to_next) => {
+                to_next as u64
+            }
+            _ => return None,
+        };
+        now.checked_add(line_end)
+    }
+
+    /// [`deferrable_line_end`](Self::deferrable_line_end)'s end `line_end`, moved on by whole
+    /// lines (456 dots each) while it stays before `limit`: the LY steps in between can be
+    /// deferred too when they raise no interrupt (no LY=LYC source, or LY never meets LYC on
+    /// them; no VBlank: the span ends at line 143's end at the latest, and in VBlank at line
+    /// 153's). A deferred LY step runs at the end of the turn in which its dot falls, the
+    /// first instruction boundary at or after it, and a visible line's OAM step at the next
+    /// boundary (see [`replay_deferred`](Self::replay_deferred)): only the boundaries around
+    /// the last LY step can matter, and the caller's replays know the last two. (Not for a
+    /// caller whose turn ends' times matter beyond that: with the APU recording them, the OAM
+    /// step's, the boundary after the LY step's, could not be placed.)
+    #[inline]
+    pub fn deferrable_span_end(&self, line_end: u64, limit: u64) -> u64 {
+        // The LY step at `line_end` makes LY `self.ly + 1`, the next ones LY + 2, ...: those up
+        // to line 143 may be passed (the next starts VBlank), and in VBlank those up to line
+        // 153 (the next ends the frame), but not one that meets LYC with its interrupt source
+        // on.
+        let first = self.ly as u64 + 1;
+        let after_last = if self.ly > 143 { 154 } else { 144 };
+        let mut lines = after_last - first.min(after_last);
+        if self.stat & 0x40 != 0 && (first..after_last).contains(&(self.lyc as u64)) {
+            lines = self.lyc as u64 - first;
+        }
+        let room = limit.saturating_sub(line_end).saturating_sub(1) / 456;
+        line_end + 456 * lines.min(room)
+    }
+
     /// The line's OAM step is due but has not run: the instruction whose end ran the LY step
     /// passed it too (see [`deferrable_line_end`](Self::deferrable_line_end)).
     #[inline]
@@ -809,9 +873,11 @@ impl Lcd {
 
     /// A quick part of [`deferrable_line_end`](Self::deferrable_line_end)'s test: just after
     /// a line's OAM step, or after its LY step with the OAM step still to run.
+    /// `later_steps`: the caller can also defer from elsewhere
+    /// ([`deferrable_line_end_later`](Self::deferrable_line_end_later)).
     #[inline(always)]
-    pub fn line_may_defer(&self) -> bool {
-        self.mode == 2 || self.step == Step::Oam
+    pub fn line_may_defer(&self, later_steps: bool) -> bool {
+        self.mode == 2 || self.step == Step::Oam || later_steps
     }
 
     /// Run the deferred transitions (see [`deferrable_line_end`](Self::deferrable_line_end))
@@ -823,10 +889,17 @@ impl Lcd {
     /// checked still holds (the accesses that could change it replay first), so each runs
     /// as `transition` would (same steps) without its other cases' tests, and the tick's
     /// bookkeeping (clock, distances) is done once, for the last.
+    ///
+    /// `upto` is an instruction boundary (or lies before the last deferred LY step's dot, see
+    /// [`deferrable_span_end`](Self::deferrable_span_end)) and `prev` the start of the
+    /// instruction that ended there. A deferred LY step whose dot falls within that
+    /// instruction (after `prev`) ran at `upto`, the end of its turn; the OAM step 4 dots
+    /// later then runs at the next boundary, as after a real LY step's turn end. Earlier LY
+    /// steps ran at or before `prev`, so their OAM steps by `upto`, each at its own dot here.
     #[inline(never)]
-    pub fn replay_deferred(&mut self, upto: u64) -> u64 {
+    pub fn replay_deferred(&mut self, upto: u64, prev: u64) -> u64 {
         debug_assert!(!self.cgb_hw && self.enabled() && !self.restart_pending);
-        debug_assert!(!self.first_frame && self.ly <= 143);
+        debug_assert!(!self.first_frame && self.ly <= 153);
         debug_assert!(self.to_interrupt > 0 || self.step == Step::Oam);
         // The transition's own dot, as a cycle: a tick there finds the clock at its target
         // (a later one, by as much past it: the same LCD).
@@ -836,27 +909,55 @@ impl Lcd {
             return 0;
         }
         loop {
-            self.clock = self.clock_target;
+            let dot_target = self.clock_target;
+            self.clock = dot_target;
             self.last_now = at_dot;
             match self.step {
                 Step::Oam => self.oam_step(),
+                Step::NextLine => {
+                    debug_assert!(self.ly < 143 && self.stat & 0x28 == 0);
+                    self.ly += 1;
+                    self.compare_lyc();
+                    self.clock_target = dot_target.wrapping_add(4);
+                    self.step = Step::Oam;
+                    if prev < at_dot {
+                        // Ticked at the end of the instruction under way (see above): the
+                        // OAM step, 4 dots on, is due after `upto`.
+                        self.clock = dot_target.wrapping_add(upto - at_dot);
+                        self.last_now = upto;
+                        self.to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
+                        self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
+                        return due;
+                    }
+                }
                 _ => {
-                    debug_assert!(self.step == Step::Mode && matches!(self.next_mode, 3 | 0));
-                    self.enter_mode(self.next_mode);
-                    if self.mode == 3 {
-                        self.mode3_started::<false>();
-                    } else {
-                        self.hblank_started_dmg_timing::<false>();
+                    debug_assert!(self.step == Step::Mode);
+                    match self.next_mode {
+                        3 => {
+                            self.enter_mode(3);
+                            self.mode3_started::<false>();
+                        }
+                        0 => {
+                            self.enter_mode(0);
+                            self.hblank_started_dmg_timing::<false>();
+                        }
+                        _ => {
+                            // A VBlank line's LY step (lines 145-153), as `transition` runs it.
+                            debug_assert!(self.mode == 1 && self.next_mode == 1);
+                            debug_assert!((144..153).contains(&self.ly));
+                            self.clock_target = dot_target.wrapping_add(456);
+                            self.ly += 1;
+                            self.compare_lyc();
+                        }
                     }
                 }
             }
             debug_assert_eq!(self.irq, 0, "a deferred transition raised an interrupt");
-            let to_next = self.clock_target.wrapping_sub(self.clock);
             let ran = due;
-            at_dot = at_dot.saturating_add(to_next);
+            at_dot = at_dot.saturating_add(self.clock_target.wrapping_sub(dot_target));
             due = at_dot;
             if due > upto {
-                self.to_interrupt = to_next as i64;
+                self.to_interrupt = self.clock_target.wrapping_sub(self.clock) as i64;
                 self.to_frame = FRAME_CYCLES.wrapping_sub(self.clock) as i64;
                 return ran;
             }
