@@ -1880,14 +1880,17 @@ impl GameBoy {
 
     /// After a light turn's end whose next `target` is the LCD's: the rest of the line's
     /// transitions deferred where they may be ([`Lcd::deferrable_line_end`], nothing else due
-    /// before the line's end, `others_at`), and the new target (the line's end); else `target`.
+    /// before the line's end, `others_at`), and the new target (the line's end, or with
+    /// `lines` that of the span [`Lcd::deferrable_span_end`] gives); else `target`.
     /// `lines`: the deferral may go on for further lines while the interpreter keeps the
     /// previous instruction's start (`TRACK_PREV`), which the replays need to tell whether
     /// the last deferred LY step's OAM step ran ([`Lcd::replay_deferred`]).
     #[inline(never)]
     fn defer_lcd(&mut self, target: u64, lines: bool) -> u64 {
         // In the last loop proved idle, the slice would resume it (`first_idle_check`), which
-        // ends a deferral at once: the idle-loop fast-forward skips more.
+        // ends a deferral at once: the idle-loop fast-forward skips more. On a line where an
+        // LY or STAT read ended a deferral, a polling loop would end the next one too
+        // (`SystemBus::lcd_polled_line`).
         let (low, high, _) = self.last_idle_loop;
         if (low..=high).contains(&self.cpu.r.pc) || self.bus.lcd.ly() == self.bus.lcd_polled_line {
             return target;
