@@ -755,6 +755,18 @@ impl Lcd {
         self.end_quiet_lines(now, lines, 256)
     }
 
+    /// What every deferral needs of the LCD's state: DMG timing past the first frame, the LCD
+    /// on and not switching on, no mode 0 or mode 2 STAT source (their transitions could raise
+    /// an interrupt).
+    #[inline(always)]
+    fn timing_may_defer(&self) -> bool {
+        !(self.cgb_hw
+            || !self.enabled()
+            || self.restart_pending
+            || self.first_frame
+            || self.stat & 0x28 != 0)
+    }
+
     /// The end of a line's deferrable transitions for a running CPU, or `None`: called at a
     /// scheduler turn's end (the LCD ticked to `now`) just after the line's LY step (its OAM
     /// step still to come) or its OAM step. The transitions left in the line (OAM, mode 3,
@@ -775,13 +787,7 @@ impl Lcd {
     ///
     #[inline]
     pub fn deferrable_line_end(&self, now: u64) -> Option<u64> {
-        if self.cgb_hw
-            || !self.enabled()
-            || self.restart_pending
-            || self.first_frame
-            || self.stat & 0x28 != 0
-            || self.ly > 143
-        {
+        if !self.timing_may_defer() || self.ly > 143 {
             return None;
         }
         debug_assert_eq!(now, self.last_now, "called at the last tick");
@@ -808,13 +814,7 @@ impl Lcd {
     /// one's LY step. Called at a turn's end as that one is.
     #[inline(never)]
     pub fn deferrable_line_end_later(&self, now: u64) -> Option<u64> {
-        if self.cgb_hw
-            || !self.enabled()
-            || self.restart_pending
-            || self.first_frame
-            || self.stat & 0x28 != 0
-            || self.step == Step::Oam
-        {
+        if !self.timing_may_defer() || self.step == Step::Oam {
             return None;
         }
         debug_assert_eq!(now, self.last_now, "called at the last tick");
