@@ -11,12 +11,13 @@
 //! (with `start`-style buttons pressed pseudo-randomly), to check that an optimisation
 //! changed nothing (compare the line before and after); `idle-off`, `defer-off`, `lines-off`
 //! and `wait-off` turn off the idle-loop fast-forward, the LCD deferral, its deferral across
-//! lines and every wait-loop fast path (to compare digests with them on); `v2-play` presses buttons as PokemonRedExperiments
-//! v2's agents do (from its `init.state`, a profile of v2's play without Python): every 24
-//! frames one of v2's seven actions (down, left, right, up, A, B, START), drawn pseudo-randomly,
-//! held for the first 8 (with `digest`, these buttons instead of its own). `v2-ticks` draws and
-//! samples the frames v2's step on PyBoy's defaults does (sound sampled in frames 8, 23 and 24
-//! of each 24, the last drawn): with `v2-play`, the emulator's whole part of v2's steps.
+//! lines and every wait-loop fast path (to compare digests with them on); `v2-play` presses
+//! buttons as PokemonRedExperiments v2's agents do (from its `init.state`, a profile of v2's
+//! play without Python): every 24 frames one of v2's seven actions (down, left, right, up, A,
+//! B, START), drawn pseudo-randomly, held for the first 8 (with `digest`, these buttons instead
+//! of its own). `v2-ticks` draws and samples the frames v2's step on PyBoy's defaults does
+//! (sound sampled in frames 8, 23 and 24 of each 24, the last drawn): with `v2-play`, the
+//! emulator's whole part of v2's steps.
 
 use std::time::Instant;
 

@@ -207,8 +207,8 @@ pub struct SystemBus {
     /// The slice's target after an access ended the LCD's deferral: the first transition
     /// after the instruction's start, where the turn in progress ends.
     deferral_retarget: u64,
-    /// The line (LY) on which a read of LY or STAT last ended a deferral: no new one starts
-    /// on it (a polling loop reads them over and over, and deferrals it ends at each read
+    /// The line (LY) on which an access to LY or STAT last ended a deferral: no new one
+    /// starts on it (a polling loop reads them over and over, and deferrals it ends at each read
     /// cost more than they save; Shock Lobster polls LY for much of each frame).
     lcd_polled_line: u8,
     /// [`BAIL_END`]: set by writes that may change what the scheduler planned; ends the
@@ -880,7 +880,7 @@ impl SystemBus {
             }
             0xFF0F => self.if_reg = value & 0x1F,
             0xFF10..=0xFF3F => {
-                let off = !self.apu.powered() && addr != 0xFF26;
+                let off = self.apu_access_inert(addr);
                 self.apu.write(addr, value, now, self.timer.counter());
                 if off {
                     return self.end_slice_unless_light(io_store_ends_with_write(self.opcode));
@@ -1864,15 +1864,13 @@ impl GameBoy {
                 // write came ended at it: an APU access to a powered unit is not inert.) The
                 // common refusals inline: a slice ended by a write that may change what the
                 // scheduler planned (`BAIL_END`), and where nothing can be deferred.
+                let records_matter = self.bus.apu.turn_end_records_matter();
+                let lines = TRACK_PREV && self.multi_line_deferral && !records_matter;
                 if self.bus.bail & BAIL_END == 0
-                    && self.bus.lcd.line_may_defer(
-                        TRACK_PREV
-                            && self.multi_line_deferral
-                            && !self.bus.apu.turn_end_records_matter(),
-                    )
-                    && (TRACK_PREV || !self.bus.apu.turn_end_records_matter())
+                    && self.bus.lcd.line_may_defer(lines)
+                    && (TRACK_PREV || !records_matter)
                 {
-                    target = self.defer_lcd(target, TRACK_PREV);
+                    target = self.defer_lcd(target, lines);
                 }
             }
         }
@@ -1882,9 +1880,11 @@ impl GameBoy {
     /// transitions deferred where they may be ([`Lcd::deferrable_line_end`], nothing else due
     /// before the line's end, `others_at`), and the new target (the line's end, or with
     /// `lines` that of the span [`Lcd::deferrable_span_end`] gives); else `target`.
-    /// `lines`: the deferral may go on for further lines while the interpreter keeps the
-    /// previous instruction's start (`TRACK_PREV`), which the replays need to tell whether
-    /// the last deferred LY step's OAM step ran ([`Lcd::replay_deferred`]).
+    /// `lines`: the deferral may go on for further lines: the interpreter keeps the previous
+    /// instruction's start (`TRACK_PREV`), which the replays need to tell whether the last
+    /// deferred LY step's OAM step ran ([`Lcd::replay_deferred`]), and the APU's records of
+    /// turn ends do not matter ([`Lcd::deferrable_span_end`]); the caller has checked that
+    /// and `multi_line_deferral`.
     #[inline(never)]
     fn defer_lcd(&mut self, target: u64, lines: bool) -> u64 {
         // In the last loop proved idle, the slice would resume it (`first_idle_check`), which
@@ -1895,13 +1895,9 @@ impl GameBoy {
         if (low..=high).contains(&self.cpu.r.pc) || self.bus.lcd.ly() == self.bus.lcd_polled_line {
             return target;
         }
-        // Across lines too: only with the previous instruction's start kept (`lines`), and not
-        // while the APU's records of turn ends matter (`Lcd::deferrable_span_end`) or a sound
-        // power-on would read the timer's counter as of the last turn end (`Apu::write`).
-        let lines = lines
-            && self.multi_line_deferral
-            && !self.bus.apu.turn_end_records_matter()
-            && !self.bus.apu.div_edge_written();
+        // Nor across lines while a sound power-on would read the timer's counter as of the last
+        // turn end (`Apu::write`).
+        let lines = lines && !self.bus.apu.div_edge_written();
         let now = self.bus.cycles;
         let lcd = &self.bus.lcd;
         let line_end = match lcd.deferrable_line_end(now) {

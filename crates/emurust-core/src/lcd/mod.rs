@@ -545,18 +545,7 @@ impl Lcd {
             return;
         }
         match self.step {
-            Step::NextLine => {
-                self.ly = self.ly.wrapping_add(1);
-                if self.first_frame {
-                    // Coincidence drops now; it is compared again when mode 2 starts.
-                    self.stat &= !0x04;
-                    self.refresh_stat_line();
-                } else {
-                    self.compare_lyc();
-                }
-                self.clock_target = self.clock_target.wrapping_add(4);
-                self.step = Step::Oam;
-            }
+            Step::NextLine => self.ly_step_before_oam(),
             Step::Oam => self.oam_step(),
             Step::Mode | Step::VblankPretriggered => {
                 let pretriggered = CGB && self.step == Step::VblankPretriggered;
@@ -584,26 +573,45 @@ impl Lcd {
                         self.hblank_line::<CGB>();
                     }
                     0 => self.hblank_started_dmg_timing::<CGB>(),
-                    _ => {
-                        // Mode 1: one VBlank line.
-                        self.clock_target = self.clock_target.wrapping_add(456);
-                        self.next_mode = 1;
-                        self.step = Step::Mode;
-                        self.ly = self.ly.wrapping_add(1);
-                        self.compare_lyc();
-                        if self.ly == 144 {
-                            // The OAM (mode 2) STAT source also fires at VBlank start.
-                            if self.stat & 0x20 != 0 && !self.stat_line && !pretriggered {
-                                self.irq |= IRQ_STAT;
-                            }
-                            self.irq |= IRQ_VBLANK;
-                            self.window_armed = false;
-                            if self.first_frame {
-                                self.blank::<CGB>();
-                            }
-                        }
-                    }
+                    _ => self.vblank_line_step::<CGB>(pretriggered),
                 }
+            }
+        }
+    }
+
+    /// A line's LY step (at HBlank's end): LY moves on, the OAM step 4 dots later.
+    #[inline(always)]
+    fn ly_step_before_oam(&mut self) {
+        self.ly = self.ly.wrapping_add(1);
+        if self.first_frame {
+            // Coincidence drops now; it is compared again when mode 2 starts.
+            self.stat &= !0x04;
+            self.refresh_stat_line();
+        } else {
+            self.compare_lyc();
+        }
+        self.clock_target = self.clock_target.wrapping_add(4);
+        self.step = Step::Oam;
+    }
+
+    /// Mode 1 entered or going on: one VBlank line (its start at LY 144 raises VBlank's
+    /// interrupts).
+    #[inline(always)]
+    fn vblank_line_step<const CGB: bool>(&mut self, pretriggered: bool) {
+        self.clock_target = self.clock_target.wrapping_add(456);
+        self.next_mode = 1;
+        self.step = Step::Mode;
+        self.ly = self.ly.wrapping_add(1);
+        self.compare_lyc();
+        if self.ly == 144 {
+            // The OAM (mode 2) STAT source also fires at VBlank start.
+            if self.stat & 0x20 != 0 && !self.stat_line && !pretriggered {
+                self.irq |= IRQ_STAT;
+            }
+            self.irq |= IRQ_VBLANK;
+            self.window_armed = false;
+            if self.first_frame {
+                self.blank::<CGB>();
             }
         }
     }
@@ -784,7 +792,6 @@ impl Lcd {
     /// `turn_budget` gives), and so does the replay (the first instruction boundary after
     /// `now`). Returns the cycle of the line's last transition: the next line's LY step, or
     /// VBlank after line 143. DMG timing only, past the first frame.
-    ///
     #[inline]
     pub fn deferrable_line_end(&self, now: u64) -> Option<u64> {
         if !self.timing_may_defer() || self.ly > 143 {
@@ -916,10 +923,7 @@ impl Lcd {
                 Step::Oam => self.oam_step(),
                 Step::NextLine => {
                     debug_assert!(self.ly < 143 && self.stat & 0x28 == 0);
-                    self.ly += 1;
-                    self.compare_lyc();
-                    self.clock_target = dot_target.wrapping_add(4);
-                    self.step = Step::Oam;
+                    self.ly_step_before_oam();
                     if prev < at_dot {
                         // Ticked at the end of the instruction under way (see above): the
                         // OAM step, 4 dots on, is due after `upto`.
@@ -942,12 +946,9 @@ impl Lcd {
                             self.hblank_started_dmg_timing::<false>();
                         }
                         _ => {
-                            // A VBlank line's LY step (lines 145-153), as `transition` runs it.
-                            debug_assert!(self.mode == 1 && self.next_mode == 1);
-                            debug_assert!((144..153).contains(&self.ly));
-                            self.clock_target = dot_target.wrapping_add(456);
-                            self.ly += 1;
-                            self.compare_lyc();
+                            // A VBlank line's LY step (lines 145-153).
+                            debug_assert!(self.mode == 1 && (144..153).contains(&self.ly));
+                            self.vblank_line_step::<false>(false);
                         }
                     }
                 }
