@@ -43,12 +43,13 @@ fn options(cgb: Option<bool>, emulated: bool) -> Options {
 
 /// What the run with the deferral on deferred: lines, those of them deferred from an overdue
 /// OAM step (the LY step's instruction passed it too, so PyBoy runs it one instruction
-/// later), and LY steps deferred.
+/// later), LY steps deferred, and the replays that ran whole lines at once.
 #[derive(Clone, Copy, Debug, Default)]
 struct Deferred {
     lines: u64,
     overdue: u64,
     ly_steps: u64,
+    quiet_runs: u64,
 }
 
 /// How the run with the deferral on defers.
@@ -125,11 +126,16 @@ fn compare_with(
     assert!(on.lcd_deferred_ly_steps <= on.lcd_deferred_lines);
     if deferral == Deferral::OneLine {
         assert_eq!(on.lcd_deferred_ly_steps, 0, "{what}: LY steps deferred");
+        assert_eq!(
+            on.bus.lcd.replayed_quiet_runs, 0,
+            "{what}: lines replayed whole"
+        );
     }
     Deferred {
         lines: on.lcd_deferred_lines,
         overdue: on.lcd_deferred_overdue_oam,
         ly_steps: on.lcd_deferred_ly_steps,
+        quiet_runs: on.bus.lcd.replayed_quiet_runs,
     }
 }
 
@@ -153,6 +159,7 @@ fn our_roms_the_same_with_and_without_the_deferral() {
     let mut deferred_in = Vec::new();
     let mut overdue_in = Vec::new();
     let mut ly_steps_in = Vec::new();
+    let mut quiet_runs_in = Vec::new();
     for name in &names {
         for cgb in [Some(false), Some(true)] {
             for emulated in [false, true] {
@@ -170,6 +177,9 @@ fn our_roms_the_same_with_and_without_the_deferral() {
                 }
                 if d.ly_steps > 0 {
                     ly_steps_in.push(format!("{name} sound={emulated}"));
+                }
+                if d.quiet_runs > 0 {
+                    quiet_runs_in.push(format!("{name} sound={emulated}"));
                 }
             }
         }
@@ -195,6 +205,15 @@ fn our_roms_the_same_with_and_without_the_deferral() {
         ly_steps_in.iter().any(|n| n == "apu_power sound=true"),
         "{ly_steps_in:?}"
     );
+    // Replays that ran whole lines at once (their LY steps a line or more before the replay's
+    // end), in the games' kind of program and beside STAT's LY=LYC flag.
+    for name in ["music", "scenes", "bench", "lcd_timing"] {
+        let run = format!("{name} sound=false");
+        assert!(
+            quiet_runs_in.contains(&run),
+            "{run} never replayed whole lines: {quiet_runs_in:?}"
+        );
+    }
     // Most of our ROMs run lines with no mode STAT source; the ones that defer must include
     // the games' kind of program (music, scenes, banking, busy-waits) and the LCD race, with
     // sound off and on.
@@ -271,6 +290,9 @@ fn pokemon_red_from_gameplay_states() {
             let what = format!("{name} sound={emulated}");
             let d = compare(&what, data.clone(), Some(&state), frames(300), options);
             assert!(d.lines > 0 && d.ly_steps > 0, "{what}: {d:?}");
+            if !emulated {
+                assert!(d.quiet_runs > 0, "{what}: no lines replayed whole: {d:?}");
+            }
             // The deferral alone: it runs wherever it may, across lines and a line at a time.
             for deferral in [Deferral::Lines, Deferral::OneLine] {
                 let what = format!("{name} sound={emulated} fast-forwards off");

@@ -138,6 +138,9 @@ pub struct Lcd {
     /// 1 in double speed: the LCD sees half the CPU's cycles.
     pub speed_shift: u8,
     pub cgb: Box<CgbVideo>,
+    /// Times a deferral's replay ran whole lines at once ([`Lcd::replay_deferred`]): a statistic
+    /// for tests and profiles, not machine state.
+    pub replayed_quiet_runs: u64,
 }
 
 /// The Game Boy Color's extra video state.
@@ -216,6 +219,7 @@ impl Lcd {
             vbk: 0,
             speed_shift: 0,
             cgb: Box::new(CgbVideo::new()),
+            replayed_quiet_runs: 0,
         }
     }
 
@@ -915,7 +919,25 @@ impl Lcd {
         if due > upto {
             return 0;
         }
+        let mut ran;
         loop {
+            if self.step == Step::NextLine {
+                // Whole lines at once from HBlank where they qualify (as in a halted
+                // stretch): their LY steps all come at least a line before `upto`, so before
+                // `prev` too, and the next line's LY step, by `upto`, runs below.
+                let now = self.last_now;
+                let after = self.skip_quiet_lines_dmg(now, upto);
+                if after != now {
+                    self.replayed_quiet_runs += 1;
+                    ran = after;
+                    at_dot = after.saturating_add_signed(self.to_interrupt);
+                    due = at_dot;
+                    debug_assert!(due <= upto);
+                    if due > upto {
+                        return ran;
+                    }
+                }
+            }
             let dot_target = self.clock_target;
             self.clock = dot_target;
             self.last_now = at_dot;
@@ -954,7 +976,7 @@ impl Lcd {
                 }
             }
             debug_assert_eq!(self.irq, 0, "a deferred transition raised an interrupt");
-            let ran = due;
+            ran = due;
             at_dot = at_dot.saturating_add(self.clock_target.wrapping_sub(dot_target));
             due = at_dot;
             if due > upto {
