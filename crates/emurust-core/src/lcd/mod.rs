@@ -1060,6 +1060,24 @@ impl Lcd {
     /// next transition is `to_next` cycles away; each line lasts 456.
     #[inline(always)]
     fn quiet_line_count(&self, now: u64, to_next: u64, limit: u64) -> u64 {
+        let ly = self.ly as u64;
+        // Lines LY+1..=142, the one before LYC the last with its source on, each ending by
+        // `limit` (worked out at once: a replay's span runs to 140 lines).
+        let mut lines = 142u64.saturating_sub(ly);
+        let lyc = self.lyc as u64;
+        if self.stat & 0x40 != 0 && lyc > ly {
+            lines = lines.min(lyc - ly - 1);
+        }
+        let room = limit.saturating_sub(now.saturating_add(to_next)) / 456;
+        let lines = lines.min(room);
+        #[cfg(debug_assertions)]
+        assert_eq!(lines, self.quiet_line_count_by_line(now, to_next, limit));
+        lines
+    }
+
+    /// [`quiet_line_count`](Self::quiet_line_count) a line at a time (its definition).
+    #[cfg(debug_assertions)]
+    fn quiet_line_count_by_line(&self, now: u64, to_next: u64, limit: u64) -> u64 {
         let lyc_source = self.stat & 0x40 != 0;
         let mut lines = 0u64;
         loop {
