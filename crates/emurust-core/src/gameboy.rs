@@ -222,6 +222,13 @@ pub struct SystemBus {
     /// branches back to it are not handed over (a fill of VRAM, say, would be refused at each
     /// iteration). Only speed depends on it.
     short_loop_refused: u16,
+    /// Let a write that ends PyBoy's CPU slice but changes nothing the scheduler planned (a
+    /// bank switch, a joypad select, the LCD's drawing registers, the sound unit while off)
+    /// end its turn lightly, the slice going on ([`SystemBus::end_slice_unless_light`]; the
+    /// default). Off, each such write ends the slice as in PyBoy. Same results either way
+    /// (tested); a switch for that test.
+    #[doc(hidden)]
+    pub light_write_ends: bool,
 }
 
 /// The stamp (cycles, LCD offset) of the data access an instruction that started at
@@ -304,6 +311,7 @@ impl SystemBus {
             apu_may_lag: false,
             bail: 0,
             short_loop_refused: 0xFFFF,
+            light_write_ends: true,
             lcd_deferred_until: 0,
             deferral_retarget: 0,
             lcd_polled_line: 0xFF,
@@ -476,6 +484,7 @@ impl SystemBus {
     #[inline]
     fn end_slice_unless_light(&mut self, ends_with_write: bool) {
         if !(ends_with_write
+            && self.light_write_ends
             && self.pending_interrupts() == 0
             && self.light_turn_end_devices(self.cycles))
         {
@@ -898,6 +907,12 @@ impl SystemBus {
                     // LY is read-only: PyBoy catches the LCD up but, unlike every other
                     // write to FF00-FF4B, does not end the CPU slice.
                     return;
+                }
+                if Self::keeps_lcd_deferral(addr) {
+                    // Scroll, palettes and the window's position only shape the pictures
+                    // (SCX the next mode 3's length, worked out when it starts): no device's
+                    // next event or interrupt depends on them, as for a joypad select.
+                    return self.end_slice_unless_light(io_store_ends_with_write(self.opcode));
                 }
             }
             _ => self.io_scratch[(addr - 0xFF00) as usize] = value,

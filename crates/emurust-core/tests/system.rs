@@ -205,6 +205,7 @@ fn the_fast_paths_give_the_general_paths_results() {
             slow.halted_fast_path = false;
             slow.wait_loop_fast_paths = false;
             slow.light_turns = false;
+            slow.bus.light_write_ends = false;
             let what = format!("{} cgb={cgb:?} sound={emulated}/{sampled}", path.display());
             // Fewer frames in debug builds (overflow checks on), which run ~15x slower.
             let frames: u32 = if cfg!(debug_assertions) { 100 } else { 240 };
