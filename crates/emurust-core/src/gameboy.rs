@@ -901,6 +901,7 @@ impl SystemBus {
                 self.start_dma(value, now);
             }
             0xFF40..=0xFF4B => {
+                let pictures_only = self.lcd.write_shapes_only_pictures(addr, value);
                 self.lcd.write_register(addr, value, now);
                 self.drain_lcd_irq();
                 if addr == 0xFF44 {
@@ -908,10 +909,9 @@ impl SystemBus {
                     // write to FF00-FF4B, does not end the CPU slice.
                     return;
                 }
-                if Self::keeps_lcd_deferral(addr) {
-                    // Scroll, palettes and the window's position only shape the pictures
-                    // (SCX the next mode 3's length, worked out when it starts): no device's
-                    // next event or interrupt depends on them, as for a joypad select.
+                if pictures_only {
+                    // No device's next event or interrupt depends on the write (a mode 3's
+                    // length is worked out when it starts), as for a joypad select.
                     return self.end_slice_unless_light(io_store_ends_with_write(self.opcode));
                 }
             }

@@ -1392,6 +1392,19 @@ impl Lcd {
 
     /// Write FF40-FF4B (`now` = PyBoy's `cpu.cycles`; register writes see no offset).
     /// FF46 only catches the LCD up: the DMA transfer itself is the system's.
+    /// Whether writing `value` to `addr` (FF40-FF4B) changes only what is drawn and the length
+    /// of the mode 3s still to start (SCX, the objects' enable and size), and no transition's
+    /// time, interrupt or STAT source: scroll, palettes, the window's position, and LCDC
+    /// with the LCD's power bit kept.
+    #[inline]
+    pub fn write_shapes_only_pictures(&self, addr: u16, value: u8) -> bool {
+        match addr {
+            0xFF42 | 0xFF43 | 0xFF47..=0xFF4B => true,
+            0xFF40 => (value ^ self.lcdc) & 0x80 == 0,
+            _ => false,
+        }
+    }
+
     pub fn write_register(&mut self, addr: u16, value: u8, now: u64) {
         self.tick(now);
         match addr {
