@@ -1390,8 +1390,6 @@ impl Lcd {
         }
     }
 
-    /// Write FF40-FF4B (`now` = PyBoy's `cpu.cycles`; register writes see no offset).
-    /// FF46 only catches the LCD up: the DMA transfer itself is the system's.
     /// Whether writing `value` to `addr` (FF40-FF4B) changes only what is drawn and the length
     /// of the mode 3s still to start (SCX, the objects' enable and size), and no transition's
     /// time, interrupt or STAT source: scroll, palettes, the window's position, and LCDC
@@ -1405,6 +1403,8 @@ impl Lcd {
         }
     }
 
+    /// Write FF40-FF4B (`now` = PyBoy's `cpu.cycles`; register writes see no offset).
+    /// FF46 only catches the LCD up: the DMA transfer itself is the system's.
     pub fn write_register(&mut self, addr: u16, value: u8, now: u64) {
         self.tick(now);
         match addr {
