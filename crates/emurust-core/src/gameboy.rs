@@ -529,7 +529,7 @@ impl SystemBus {
     fn keeps_lcd_deferral(addr: u16) -> bool {
         (0x8000..0xA000).contains(&addr)
             || (0xFE00..0xFF00).contains(&addr)
-            || matches!(addr, 0xFF42 | 0xFF43 | 0xFF47..=0xFF4B)
+            || Lcd::is_drawing_register(addr)
     }
 
     /// An access (not yet made) while the LCD's transitions are deferred: unless it is inert,

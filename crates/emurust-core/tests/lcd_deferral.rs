@@ -145,6 +145,17 @@ fn our_rom(name: &str) -> Arc<[u8]> {
         .into()
 }
 
+/// Assert that each run `NAME sound=SOUND` of `names` and `sounds` is among `runs`, the runs in
+/// which a path of the deferral ran (`what` it did, for the message).
+fn assert_ran_in(runs: &[String], names: &[&str], sounds: &[bool], what: &str) {
+    for name in names {
+        for emulated in sounds {
+            let run = format!("{name} sound={emulated}");
+            assert!(runs.contains(&run), "{run} never {what}: {runs:?}");
+        }
+    }
+}
+
 #[test]
 fn our_roms_the_same_with_and_without_the_deferral() {
     let mut names: Vec<String> = std::fs::read_dir(repo().join("roms"))
@@ -187,64 +198,56 @@ fn our_roms_the_same_with_and_without_the_deferral() {
     // LY steps deferred in the games' kind of program and around LY polls and STAT's LY=LYC
     // flag (`lcd_timing`, `idle_ly`), with sound off; with sound on, only while the unit is
     // off (the APU's records of turn ends then change nothing): `apu_power` switches it.
-    for name in [
-        "music",
-        "scenes",
-        "bench",
-        "idle_vblank",
-        "lcd_timing",
-        "idle_ly",
-    ] {
-        let run = format!("{name} sound=false");
-        assert!(
-            ly_steps_in.contains(&run),
-            "{run} never deferred an LY step: {ly_steps_in:?}"
-        );
-    }
+    assert_ran_in(
+        &ly_steps_in,
+        &[
+            "music",
+            "scenes",
+            "bench",
+            "idle_vblank",
+            "lcd_timing",
+            "idle_ly",
+        ],
+        &[false],
+        "deferred an LY step",
+    );
     assert!(
         ly_steps_in.iter().any(|n| n == "apu_power sound=true"),
         "{ly_steps_in:?}"
     );
     // Replays that ran whole lines at once (their LY steps a line or more before the replay's
     // end), in the games' kind of program and beside STAT's LY=LYC flag.
-    for name in ["music", "scenes", "bench", "lcd_timing"] {
-        let run = format!("{name} sound=false");
-        assert!(
-            quiet_runs_in.contains(&run),
-            "{run} never replayed whole lines: {quiet_runs_in:?}"
-        );
-    }
+    assert_ran_in(
+        &quiet_runs_in,
+        &["music", "scenes", "bench", "lcd_timing"],
+        &[false],
+        "replayed whole lines",
+    );
     // Most of our ROMs run lines with no mode STAT source; the ones that defer must include
     // the games' kind of program (music, scenes, banking, busy-waits) and the LCD race, with
     // sound off and on.
-    for name in [
-        "music",
-        "scenes",
-        "mbc1",
-        "idle_vblank",
-        "idle_joypad",
-        "bench",
-        "vram_race",
-    ] {
-        for emulated in [false, true] {
-            let run = format!("{name} sound={emulated}");
-            assert!(
-                deferred_in.contains(&run),
-                "{run} never deferred: {deferred_in:?}"
-            );
-        }
-    }
+    assert_ran_in(
+        &deferred_in,
+        &[
+            "music",
+            "scenes",
+            "mbc1",
+            "idle_vblank",
+            "idle_joypad",
+            "bench",
+            "vram_race",
+        ],
+        &[false, true],
+        "deferred",
+    );
     // Lines deferred from an overdue OAM step, with sound off and on, in busy code (not only
     // where an instruction of a polling loop happens to pass the LY step).
-    for name in ["music", "bench"] {
-        for emulated in [false, true] {
-            let run = format!("{name} sound={emulated}");
-            assert!(
-                overdue_in.contains(&run),
-                "{run} never deferred from an overdue OAM step: {overdue_in:?}"
-            );
-        }
-    }
+    assert_ran_in(
+        &overdue_in,
+        &["music", "bench"],
+        &[false, true],
+        "deferred from an overdue OAM step",
+    );
     // With sound, the deferral must also meet CH3 fetching while wave RAM is read and written
     // (an access at the very cycle a deferred turn ended sees that turn's record in the APU).
     assert!(

@@ -865,12 +865,8 @@ impl Lcd {
         // to line 143 may be passed (the next starts VBlank), and in VBlank those up to line
         // 153 (the next ends the frame), but not one that meets LYC with its interrupt source
         // on.
-        let first = self.ly as u64 + 1;
         let after_last = if self.ly > 143 { 154 } else { 144 };
-        let mut lines = after_last - first.min(after_last);
-        if self.stat & 0x40 != 0 && (first..after_last).contains(&(self.lyc as u64)) {
-            lines = self.lyc as u64 - first;
-        }
+        let lines = self.lines_short_of_lyc(after_last);
         let room = limit.saturating_sub(line_end).saturating_sub(1) / 456;
         line_end + 456 * lines.min(room)
     }
@@ -1055,21 +1051,28 @@ impl Lcd {
         }
     }
 
+    /// The lines from LY+1 on, before line `after_last` and before the first that meets LYC
+    /// while its STAT source is on (whose LY step could raise an interrupt).
+    #[inline(always)]
+    fn lines_short_of_lyc(&self, after_last: u64) -> u64 {
+        let first = self.ly as u64 + 1;
+        let lyc = self.lyc as u64;
+        if self.stat & 0x40 != 0 && (first..after_last).contains(&lyc) {
+            lyc - first
+        } else {
+            after_last - first.min(after_last)
+        }
+    }
+
     /// How many whole lines after this one the quiet-line skips may run at once, ending
     /// before `limit`: visible lines (up to 142) short of LYC when its STAT source is on. The
     /// next transition is `to_next` cycles away; each line lasts 456.
     #[inline(always)]
     fn quiet_line_count(&self, now: u64, to_next: u64, limit: u64) -> u64 {
-        let ly = self.ly as u64;
-        // Lines LY+1..=142, the one before LYC the last with its source on, each ending by
-        // `limit` (worked out at once: a replay's span runs to 140 lines).
-        let mut lines = 142u64.saturating_sub(ly);
-        let lyc = self.lyc as u64;
-        if self.stat & 0x40 != 0 && lyc > ly {
-            lines = lines.min(lyc - ly - 1);
-        }
+        // Lines LY+1..=142, each ending by `limit` (worked out at once: a replay's span runs
+        // to 140 lines).
         let room = limit.saturating_sub(now.saturating_add(to_next)) / 456;
-        let lines = lines.min(room);
+        let lines = self.lines_short_of_lyc(143).min(room);
         #[cfg(debug_assertions)]
         assert_eq!(lines, self.quiet_line_count_by_line(now, to_next, limit));
         lines
@@ -1396,11 +1399,14 @@ impl Lcd {
     /// with the LCD's power bit kept.
     #[inline]
     pub fn write_shapes_only_pictures(&self, addr: u16, value: u8) -> bool {
-        match addr {
-            0xFF42 | 0xFF43 | 0xFF47..=0xFF4B => true,
-            0xFF40 => (value ^ self.lcdc) & 0x80 == 0,
-            _ => false,
-        }
+        Self::is_drawing_register(addr) || (addr == 0xFF40 && (value ^ self.lcdc) & 0x80 == 0)
+    }
+
+    /// SCY, SCX, BGP, OBP0, OBP1, WY and WX: registers that shape the pictures (SCX also the
+    /// length of the mode 3s still to start) and nothing else.
+    #[inline]
+    pub fn is_drawing_register(addr: u16) -> bool {
+        matches!(addr, 0xFF42 | 0xFF43 | 0xFF47..=0xFF4B)
     }
 
     /// Write FF40-FF4B (`now` = PyBoy's `cpu.cycles`; register writes see no offset).
