@@ -10,16 +10,15 @@ use super::{SystemBus, BAIL_EI, BAIL_END, BAIL_RETARGET, BAIL_SHORT_LOOP};
 use crate::cpu::Bus;
 
 /// `DEFER_LCD`: the LCD's transitions may be deferred ([`SystemBus::lcd_deferred_until`]): the
-/// slow paths check whether an access ends that. `TRACK_PREV`: the previous instruction's start
-/// is kept too (`prev_start`).
+/// slow paths check whether an access ends that. `TRACK_PREV`: the loop keeps the previous
+/// instruction's start too, straight in [`SystemBus`]'s `prev_instr_start` (a store per
+/// instruction: in a local here it took the loop a register and two moves per instruction).
 pub(super) struct PlainBus<'a, const DEFER_LCD: bool, const TRACK_PREV: bool> {
     pub(super) bus: &'a mut SystemBus,
     /// [`SystemBus::cycles`].
     pub(super) cycles: u64,
     /// [`SystemBus`]'s `instr_start` and `opcode`.
     pub(super) instr_start: u64,
-    /// [`SystemBus`]'s `prev_instr_start` (kept with `TRACK_PREV` only).
-    pub(super) prev_start: u64,
     opcode: u16,
     /// The slice's end while no bail flag is set, 0 once one is: the loop's one test per
     /// instruction (`cycles < limit`) covers both. The flags themselves stay in
@@ -38,7 +37,6 @@ impl<'a, const DEFER_LCD: bool, const TRACK_PREV: bool> PlainBus<'a, DEFER_LCD, 
             target,
             cycles: bus.cycles,
             instr_start: bus.instr_start,
-            prev_start: bus.prev_instr_start,
             opcode: bus.opcode,
             bus,
         }
@@ -53,9 +51,6 @@ impl<'a, const DEFER_LCD: bool, const TRACK_PREV: bool> PlainBus<'a, DEFER_LCD, 
         let b = &mut *self.bus;
         b.cycles = self.cycles;
         b.instr_start = self.instr_start;
-        if TRACK_PREV {
-            b.prev_instr_start = self.prev_start;
-        }
     }
 
     /// [`PlainBus::store`] before a data access, with the opcode its stamp depends on.
