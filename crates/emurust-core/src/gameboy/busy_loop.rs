@@ -41,6 +41,7 @@
 //! at the skip's end, in the loop's head, as after any instruction.
 
 use super::counter_loop::{CounterTrack, Effects, MAX_DERIVED_SLOTS};
+use super::idle_loop::IDLE_CHECK_INTERVAL;
 use super::{GameBoy, SystemBus, PC_TRACE_LEN};
 use crate::cpu::{Bus, Step};
 
@@ -68,6 +69,12 @@ const REJECTED_SLOTS: usize = 8;
 const EAGER_LOOK_INTERVAL: u64 = 2048;
 const EAGER_LOOKS: u8 = 16;
 
+/// Looks in a row that skipped nothing after which the interval between looks doubles (up to
+/// [`MAX_LOOK_BACKOFF`] times): a game that never waits in a loop the looks can skip pays less
+/// for them and for the PC trace before each (`TRACE_LEAD`); a skip brings the interval back.
+const QUIET_LOOKS_PER_BACKOFF: u8 = 4;
+const MAX_LOOK_BACKOFF: u8 = 1;
+
 /// The recorded iteration of the last loop proved (see the module docs).
 #[derive(Clone, Debug)]
 pub(super) struct BusyLoop {
@@ -81,6 +88,8 @@ pub(super) struct BusyLoop {
     rejected: RejectedLoops,
     /// Looks left at [`EAGER_LOOK_INTERVAL`].
     eager_looks: u8,
+    /// Looks in a row that skipped nothing (see [`QUIET_LOOKS_PER_BACKOFF`]).
+    quiet_looks: u8,
     /// For a counter loop (`counter_loop`): its counter and what derives from it, and how many
     /// iterations from the PC take the proved one's path.
     counter: Option<(CounterTrack, u64)>,
@@ -206,6 +215,7 @@ impl Default for BusyLoop {
             ends: [0; MAX_BUSY_LEN],
             rejected: RejectedLoops::default(),
             eager_looks: 0,
+            quiet_looks: 0,
             counter: None,
             phase_retries: 0,
             retry_in: None,
@@ -466,10 +476,26 @@ impl GameBoy {
             return cycles;
         }
         if self.busy.eager_looks == 0 {
-            return super::idle_loop::IDLE_CHECK_INTERVAL;
+            return self.look_interval();
         }
         self.busy.eager_looks -= 1;
         EAGER_LOOK_INTERVAL
+    }
+
+    /// The cycles between two looks when none is eager: [`IDLE_CHECK_INTERVAL`], doubled after
+    /// every [`QUIET_LOOKS_PER_BACKOFF`] looks in a row that skipped nothing.
+    pub(super) fn look_interval(&self) -> u64 {
+        let backoff = (self.busy.quiet_looks / QUIET_LOOKS_PER_BACKOFF).min(MAX_LOOK_BACKOFF);
+        IDLE_CHECK_INTERVAL << backoff
+    }
+
+    /// Count a look's outcome for [`GameBoy::look_interval`]: whether it skipped.
+    pub(super) fn count_look(&mut self, skipped: bool) {
+        self.busy.quiet_looks = if skipped {
+            0
+        } else {
+            self.busy.quiet_looks.saturating_add(1)
+        };
     }
 
     /// Called from `idle_loop_check` when no write-free loop was found, in a `run_frame` slice
@@ -828,7 +854,44 @@ impl GameBoy {
 #[cfg(test)]
 mod tests {
     use super::{find_last, RejectedLoops, REJECTED_SLOTS, RETRY_MAX_LOOKS, RETRY_MIN_LOOKS};
+    use super::{IDLE_CHECK_INTERVAL, MAX_LOOK_BACKOFF, QUIET_LOOKS_PER_BACKOFF};
+    use crate::gameboy::GameBoy;
     use crate::test_rng::xorshift;
+
+    /// A program that never waits in a loop the looks could skip (each iteration increments
+    /// a byte of work RAM): after `QUIET_LOOKS_PER_BACKOFF` looks the interval between looks
+    /// doubles, up to `MAX_LOOK_BACKOFF` times, and the look count follows; a look that skips
+    /// brings the interval back.
+    #[test]
+    fn looks_back_off_while_nothing_is_skipped() {
+        let mut rom = vec![0u8; 0x8000];
+        rom[0x100..0x104].copy_from_slice(&[0x00, 0xC3, 0x50, 0x01]);
+        // 0150: LD HL,C000; L: INC (HL); JR L.
+        rom[0x150..0x156].copy_from_slice(&[0x21, 0x00, 0xC0, 0x34, 0x18, 0xFD]);
+        rom[0x14D] = crate::cartridge::header::compute_header_checksum(&rom);
+        let mut gb = GameBoy::new(rom.into(), None).unwrap();
+        gb.tick(10, false, false);
+        let longest = IDLE_CHECK_INTERVAL << MAX_LOOK_BACKOFF;
+        assert_eq!(gb.look_interval(), longest);
+        assert!(gb.busy.quiet_looks >= QUIET_LOOKS_PER_BACKOFF * MAX_LOOK_BACKOFF);
+        let looks = gb.wait_loop_stats.idle_looks;
+        let frames = 30;
+        gb.tick(frames, false, false);
+        let expected = frames as u64 * crate::lcd::FRAME_CYCLES / longest;
+        let looked = gb.wait_loop_stats.idle_looks - looks;
+        // (A few more: a look the trace could not serve yet comes again soon.)
+        assert!(
+            looked + 2 >= expected && looked <= expected * 9 / 8,
+            "{looked} looks in {frames} frames, expected about {expected}"
+        );
+        assert_eq!(gb.wait_loop_stats.busy_skips, 0);
+        gb.count_look(true);
+        assert_eq!(gb.look_interval(), IDLE_CHECK_INTERVAL);
+        for _ in 0..QUIET_LOOKS_PER_BACKOFF {
+            gb.count_look(false);
+        }
+        assert_eq!(gb.look_interval(), 2 * IDLE_CHECK_INTERVAL);
+    }
 
     /// A failed loop waits twice as many looks after each further failure, up to the most; a
     /// pass forgets it.

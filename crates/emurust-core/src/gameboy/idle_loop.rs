@@ -10,8 +10,9 @@
 //! the interpreter would have advanced them, the registers stay as they are.
 //!
 //! How a loop is found and proved:
-//! 1. [`GameBoy::idle_loop_check`] runs every [`IDLE_CHECK_INTERVAL`] cycles of a slice (and at
-//!    its start when the PC is in the last loop skipped). The PC trace says whether the last instructions repeat with a period of at
+//! 1. [`GameBoy::idle_loop_check`] runs every [`IDLE_CHECK_INTERVAL`] cycles of a slice (twice
+//!    that after a few looks in a row skipped nothing: `GameBoy::look_interval`; and at its
+//!    start when the PC is in the last loop skipped). The PC trace says whether the last instructions repeat with a period of at
 //!    most [`MAX_LOOP_LEN`] and the next instruction is where that period starts.
 //! 2. Every instruction of that period is decoded: only register operations, reads and
 //!    jumps pass ([`read_kind`]); a loop with anything else, or a read of an unstable fixed
@@ -302,6 +303,9 @@ impl GameBoy {
             if let Some(census) = self.loop_census.as_mut().filter(|_| inside) {
                 *census.entry((pc, verdict)).or_insert(0) += 1;
             }
+            if !untraced {
+                self.count_look(verdict == LoopVerdict::Skipped);
+            }
             // One retry at the next slice's start: slices can stay too short for a proof
             // (Pokemon Red's battle: 8-50 cycles), and proofs cost time.
             let retry = verdict == LoopVerdict::OutOfTime && !self.idle_retry;
@@ -332,7 +336,7 @@ impl GameBoy {
         if target > now + span && (low..=high).contains(&self.cpu.r.pc) {
             now
         } else {
-            planned.min(now + IDLE_CHECK_INTERVAL)
+            planned.min(now + self.look_interval())
         }
     }
 
