@@ -12,8 +12,9 @@
 //! How a loop is found and proved:
 //! 1. [`GameBoy::idle_loop_check`] runs every [`IDLE_CHECK_INTERVAL`] cycles of a slice (twice
 //!    that after a few looks in a row skipped nothing: `GameBoy::look_interval`; and at its
-//!    start when the PC is in the last loop skipped). The PC trace says whether the last instructions repeat with a period of at
-//!    most [`MAX_LOOP_LEN`] and the next instruction is where that period starts.
+//!    start when the PC is in the last loop skipped). The PC trace says whether the last
+//!    instructions repeat with a period of at most [`MAX_LOOP_LEN`] and the next instruction
+//!    is where that period starts.
 //! 2. Every instruction of that period is decoded: only register operations, reads and
 //!    jumps pass ([`read_kind`]); a loop with anything else, or a read of an unstable fixed
 //!    address, is remembered as rejected (per ROM bank and address, [`LoopCache`]) and not
