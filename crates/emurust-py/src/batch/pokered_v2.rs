@@ -299,16 +299,24 @@ impl Episode {
             .chunks_exact_mut(SCREEN_W * STACK)
             .zip(rgba.chunks_exact(2 * ROW))
         {
+            // The row's means first, in loops of plain arithmetic the compiler vectorises (the
+            // red bytes are every 4th: one 32-bit load per pixel, its low byte).
             let (top, bottom) = rows.split_at(ROW);
-            for ((px, t), b) in out
-                .chunks_exact_mut(STACK)
+            let red = |px: &[u8]| u32::from_le_bytes([px[0], px[1], px[2], px[3]]) & 0xFF;
+            let mut means = [0u8; SCREEN_W];
+            for ((m, t), b) in means
+                .iter_mut()
                 .zip(top.chunks_exact(8))
                 .zip(bottom.chunks_exact(8))
             {
-                let sum = t[0] as u32 + t[4] as u32 + b[0] as u32 + b[4] as u32;
-                px[2] = px[1];
-                px[1] = px[0];
-                px[0] = (sum / 4) as u8;
+                let sum = red(&t[..4]) + red(&t[4..]) + red(&b[..4]) + red(&b[4..]);
+                *m = (sum >> 2) as u8;
+            }
+            // The roll: every byte one place on (each pixel's older frames move up a channel,
+            // its oldest into the next pixel's channel 0), then channel 0 the new means.
+            out.copy_within(..SCREEN_W * STACK - 1, 1);
+            for (px, &m) in out.chunks_exact_mut(STACK).zip(&means) {
+                px[0] = m;
             }
         }
     }
@@ -332,22 +340,36 @@ impl Episode {
         }
         let (x, y, map_n) = Self::coords(m);
         let (gy, gx) = global_coords(cfg, x, y, map_n);
-        // The 24x24 window around the player, each cell doubled; cells past the map's bottom
-        // or right edge read 0 (v2's slice would come out smaller there; see the docs).
-        let half = COORDS_PAD as usize;
-        for r in 0..WINDOW {
-            let my = gy + r / 2;
-            for c in 0..WINDOW {
-                let mx = gx + c / 2;
-                row.map[r * WINDOW + c] =
-                    if my >= half && my - half < MAP_H && mx >= half && mx - half < MAP_W {
-                        self.explore_map[(my - half) * MAP_W + mx - half]
-                    } else {
-                        0
-                    };
-            }
-        }
+        self.map_window(gy, gx, row.map);
         row.recent_actions.copy_from_slice(&self.recent_actions);
+    }
+}
+
+impl Episode {
+    /// v2's map observation: the 24x24 cells of the exploration map around the global
+    /// coordinates (`gy`, `gx`), each cell doubled into 2x2; cells past the map's edges read 0
+    /// (v2's slice would come out smaller there; see the docs).
+    fn map_window(&self, gy: usize, gx: usize, map: &mut [u8]) {
+        let half = COORDS_PAD as usize;
+        // Each of the 24 map rows fills two window rows, each cell two columns; a row's cells
+        // inside the map are one slice of it, columns `col_lo..col_hi` of the window's 24.
+        let cols = WINDOW / 2;
+        let col_lo = half.saturating_sub(gx).min(cols);
+        let col_hi = (MAP_W + half).saturating_sub(gx).clamp(col_lo, cols);
+        for (r2, pair) in map.chunks_exact_mut(2 * WINDOW).enumerate() {
+            let (first, second) = pair.split_at_mut(WINDOW);
+            first.fill(0);
+            let my = gy + r2;
+            if my >= half && my - half < MAP_H && col_lo < col_hi {
+                let start = (my - half) * MAP_W + gx + col_lo - half;
+                let cells = &self.explore_map[start..start + (col_hi - col_lo)];
+                for (out, &v) in first[2 * col_lo..2 * col_hi].chunks_exact_mut(2).zip(cells) {
+                    out[0] = v;
+                    out[1] = v;
+                }
+            }
+            second.copy_from_slice(first);
+        }
     }
 }
 
@@ -1449,6 +1471,80 @@ mod tests {
         assert_eq!((at(24, 24), at(25, 25), at(23, 24)), (255, 255, 0));
         assert_eq!((at(20, 18), at(21, 19), at(20, 20)), (255, 255, 0));
         assert_eq!(map.iter().filter(|&&v| v == 255).count(), 8);
+    }
+
+    /// The map window, made a row slice at a time, against its definition cell by cell, at
+    /// every offset from the map's edges that clips it and well inside.
+    #[test]
+    fn map_window_is_the_doubled_cells_around_the_coordinates() {
+        let mut ep = Episode::new();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for v in ep.explore_map.iter_mut() {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            *v = seed as u8;
+        }
+        let half = COORDS_PAD as usize;
+        let reference = |gy: usize, gx: usize| -> Vec<u8> {
+            let mut map = vec![0; WINDOW * WINDOW];
+            for r in 0..WINDOW {
+                let my = gy + r / 2;
+                for c in 0..WINDOW {
+                    let mx = gx + c / 2;
+                    if my >= half && my - half < MAP_H && mx >= half && mx - half < MAP_W {
+                        map[r * WINDOW + c] = ep.explore_map[(my - half) * MAP_W + mx - half];
+                    }
+                }
+            }
+            map
+        };
+        let edges = |len: usize| {
+            let mut at: Vec<usize> = (0..40).collect();
+            at.extend(len - 10..len + 40);
+            at.extend([len / 2, len + 1000, usize::MAX / 4]);
+            at
+        };
+        let mut map = vec![7; WINDOW * WINDOW];
+        for gy in edges(MAP_H) {
+            for gx in edges(MAP_W) {
+                ep.map_window(gy, gx, &mut map);
+                assert!(map == reference(gy, gx), "at ({gy}, {gx})");
+            }
+        }
+    }
+
+    /// The screen stack, pushed from random screens four times, against its definition pixel by
+    /// pixel (the mean of each 2x2 block's red bytes, truncated; channel 0 newest).
+    #[test]
+    fn screen_stack_is_the_rolled_block_means() {
+        let mut ep = Episode::new();
+        let mut want = vec![0u8; SCREENS_LEN];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..4 {
+            let rgba: Vec<u8> = (0..144 * 160 * 4)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed as u8
+                })
+                .collect();
+            let red = |y: usize, x: usize| rgba[(y * 160 + x) * 4] as u32;
+            for y in 0..SCREEN_H {
+                for x in 0..SCREEN_W {
+                    let sum = red(2 * y, 2 * x)
+                        + red(2 * y, 2 * x + 1)
+                        + red(2 * y + 1, 2 * x)
+                        + red(2 * y + 1, 2 * x + 1);
+                    let px = &mut want[(y * SCREEN_W + x) * STACK..][..STACK];
+                    px.rotate_right(1);
+                    px[0] = (sum / 4) as u8;
+                }
+            }
+            ep.push_screen(&rgba);
+            assert!(ep.screens == want);
+        }
     }
 
     #[test]
