@@ -1782,8 +1782,9 @@ impl GameBoy {
         self.others_at = 0;
         loop {
             self.bus.bail = 0;
-            // The next look for an idle loop (`idle_loop`): every IDLE_CHECK_INTERVAL cycles of
-            // running code, and at the start if the slice resumes the last loop skipped.
+            // The next look for an idle loop (`idle_loop`): every `GameBoy::look_interval`
+            // cycles of running code, and at the start if the slice resumes the last loop
+            // skipped.
             let slice_start = self.bus.cycles;
             let mut idle_check = if idle_loops {
                 self.first_idle_check(target, planned_idle_check)

@@ -347,9 +347,7 @@ impl Episode {
         self.map_window(gy, gx, row.map);
         row.recent_actions.copy_from_slice(&self.recent_actions);
     }
-}
 
-impl Episode {
     /// v2's map observation: the 24x24 cells of the exploration map around the global
     /// coordinates (`gy`, `gx`), each cell doubled into 2x2; cells past the map's edges read 0
     /// (v2's slice would come out smaller there; see the docs).
@@ -1377,6 +1375,17 @@ mod tests {
         }
     }
 
+    /// The randomised tests' bytes: xorshift64 from `seed` (the core's `test_rng`, which other
+    /// crates cannot reach), its low byte.
+    fn random_bytes(mut seed: u64) -> impl FnMut() -> u8 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as u8
+        }
+    }
+
     fn cfg() -> Config {
         let mut offsets = [None; 256];
         offsets[0] = Some((64, 318));
@@ -1521,13 +1530,8 @@ mod tests {
     #[test]
     fn map_window_is_the_doubled_cells_around_the_coordinates() {
         let mut ep = Episode::new();
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        for v in ep.explore_map.iter_mut() {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            *v = seed as u8;
-        }
+        ep.explore_map
+            .fill_with(random_bytes(0x2545_f491_4f6c_dd1d));
         let half = COORDS_PAD as usize;
         let reference = |gy: usize, gx: usize| -> Vec<u8> {
             let mut map = vec![0; WINDOW * WINDOW];
@@ -1560,13 +1564,7 @@ mod tests {
     /// The red sums of 8 pixels of two lines, with SSE2 and without, on random bytes.
     #[test]
     fn red_column_sums_agree() {
-        let mut seed = 0x1234_5678_9abc_def1u64;
-        let mut byte = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed as u8
-        };
+        let mut byte = random_bytes(0x1234_5678_9abc_def1);
         for _ in 0..1000 {
             let top: [u8; 32] = std::array::from_fn(|_| byte());
             let bottom: [u8; 32] = std::array::from_fn(|_| byte());
@@ -1582,16 +1580,9 @@ mod tests {
     fn screen_stack_is_the_rolled_block_means() {
         let mut ep = Episode::new();
         let mut want = vec![0u8; SCREENS_LEN];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut byte = random_bytes(0x9e37_79b9_7f4a_7c15);
         for _ in 0..4 {
-            let rgba: Vec<u8> = (0..144 * 160 * 4)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    seed as u8
-                })
-                .collect();
+            let rgba: Vec<u8> = (0..144 * 160 * 4).map(|_| byte()).collect();
             let red = |y: usize, x: usize| rgba[(y * 160 + x) * 4] as u32;
             for y in 0..SCREEN_H {
                 for x in 0..SCREEN_W {
